@@ -13,7 +13,8 @@
 import * as torch from '../torch/index.js';
 import type { Device, Tensor } from '../torch/index.js';
 
-const exponential_ = torch.atenOp('exponential_');
+// searchsorted.Tensor(sorted_sequence, self, out_int32, right, side, sorter)
+const searchsorted = torch.atenOp('searchsorted', 'Tensor');
 
 /** One row's sampling settings (from a request's `SamplingParams`). */
 export interface RowSampling {
@@ -65,9 +66,12 @@ export function scaleLogits(logits: Tensor, temperature: Tensor): Tensor {
   return logits.div(temperature);
 }
 
-/** log p(token) per row [B] under the scaled logits: scaled[token] - logsumexp(scaled), as `CausalLM.logprobs`. */
-export function tokenLogprobs(scaled: Tensor, tokens: Tensor): Tensor {
-  return scaled.gather(-1, tokens.unsqueeze(-1)).squeeze(-1).sub(scaled.logsumexp(-1));
+/**
+ * log p(token) per row [B] under the scaled logits: scaled[token] - logsumexp(scaled), as `CausalLM.logprobs`.
+ * `logsumexp` [B, 1] of `scaled` may be passed when already computed.
+ */
+export function tokenLogprobs(scaled: Tensor, tokens: Tensor, logsumexp: Tensor = scaled.logsumexp(-1, true)): Tensor {
+  return scaled.gather(-1, tokens.unsqueeze(-1)).sub(logsumexp).squeeze(-1);
 }
 
 /** The most likely token per row [B] int64. */
@@ -95,14 +99,22 @@ export function truncateSorted(scaled: Tensor, topK: Tensor | null, topP: Tensor
 }
 
 /**
- * One sample per row from softmax(logits) [B, V] (rows may hold -inf): argmax(p / E) with E ~ Exp(1)
- * per entry, which draws index i with probability p_i (the exponential race), without a
- * device-to-host sync.
+ * One sample per row from softmax(logits) [B, V] (rows may hold -inf) by inverting the CDF: one
+ * uniform number per row, u * total located in the running sum of the probabilities. That draws
+ * index i with probability p_i, like the exponential race (argmax p / E), but without a random
+ * number (a log) per vocabulary entry, which cost three times a tiny model's forward on a CPU.
+ * `logsumexp` [B, 1] of the logits, when the caller has it, saves a pass over the vocabulary.
  */
-export function sampleFromLogits(logits: Tensor): Tensor {
-  const probs = logits.softmax(-1);
-  const noise = exponential_(torch.empty(probs.shape, { device: probs.device }), 1.0, null);
-  return probs.div(noise).argmax(-1);
+export function sampleFromLogits(logits: Tensor, logsumexp: Tensor = logits.logsumexp(-1, true)): Tensor {
+  const cdf = logits.sub(logsumexp).exp().cumsum(-1);
+  const total = cdf.narrow(-1, cdf.size(-1) - 1, 1).contiguous();
+  const target = torch.rand([logits.size(0), 1], { device: logits.device }).mul(total);
+  // right=True: the first index whose running sum passes the target, which never lands on a token of
+  // probability 0. Rounding can put the target at the total itself: then take the last token whose
+  // probability is not 0 (the first index where the running sum reaches the total).
+  const drawn: Tensor = searchsorted(cdf, target, false, true, null, null);
+  const last: Tensor = searchsorted(cdf, total, false, false, null, null);
+  return drawn.minimum(last).squeeze(-1);
 }
 
 /**
@@ -111,6 +123,7 @@ export function sampleFromLogits(logits: Tensor): Tensor {
  */
 export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tensor; logprobs: Tensor } {
   const scaled = scaleLogits(logits, s.temperature);
+  const lse = scaled.logsumexp(-1, true);
   let tokens: Tensor;
   if (s.allGreedy) {
     tokens = greedyTokens(logits);
@@ -120,9 +133,9 @@ export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tens
       const { sorted, index } = truncateSorted(scaled, s.topK, s.topP);
       sampled = index.gather(-1, sampleFromLogits(sorted).unsqueeze(-1)).squeeze(-1);
     } else {
-      sampled = sampleFromLogits(scaled);
+      sampled = sampleFromLogits(scaled, lse);
     }
     tokens = s.greedy ? torch.where(s.greedy, greedyTokens(logits), sampled) : sampled;
   }
-  return { tokens, logprobs: tokenLogprobs(scaled, tokens) };
+  return { tokens, logprobs: tokenLogprobs(scaled, tokens, lse) };
 }
