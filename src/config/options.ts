@@ -239,8 +239,9 @@ export interface ModelLoadSettings {
   /** A chat template that replaces the tokenizer's (`model.custom_chat_template`; actor and ref). */
   customChatTemplate: string | null;
   /**
-   * Mixed precision (`fsdp_config.mixed_precision.param_dtype`; actor and critic): the `computeDtype`
-   * to load with on CUDA devices. On CPU compute stays in the parameter dtype. Absent for the reference.
+   * Mixed precision (`fsdp_config.mixed_precision.param_dtype`): the `computeDtype` to load with on
+   * CUDA devices. On CPU compute stays in the parameter dtype. The reference takes the actor's, so
+   * its log-probs match the actor's before any update (verl's ref worker computes in the actor's dtype).
    */
   cudaComputeDtype?: string;
 }
@@ -253,8 +254,9 @@ function computeDtypeOf(fsdp: { mixed_precision?: { param_dtype?: string } | nul
 /**
  * `loadCausalLM` settings for a role: the actor (trainable, gradient checkpointing per
  * `model.enable_gradient_checkpointing`), the reference (the actor's folder, frozen) or the critic
- * (`critic.model.path`, with a value head). Parameters are kept in `fsdp_config.model_dtype`; the actor
- * and critic compute in `fsdp_config.mixed_precision.param_dtype` on CUDA (`cudaComputeDtype`).
+ * (`critic.model.path`, with a value head). Parameters are kept in `fsdp_config.model_dtype`; on CUDA
+ * the actor and the reference compute in the actor's `fsdp_config.mixed_precision.param_dtype`, the
+ * critic in its own (`cudaComputeDtype`).
  */
 export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | 'critic' = 'actor'): ModelLoadSettings {
   const m = cfg.actor_rollout_ref.model;
@@ -280,7 +282,7 @@ export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | '
       : { dtype: DTYPE[dtype], requiresGrad: false, gradientCheckpointing: false },
     overrideConfig: m.override_config,
     customChatTemplate: m.custom_chat_template,
-    ...(role === 'actor' ? { cudaComputeDtype: computeDtypeOf(cfg.actor_rollout_ref.actor.fsdp_config) } : {}),
+    cudaComputeDtype: computeDtypeOf(cfg.actor_rollout_ref.actor.fsdp_config),
   };
 }
 

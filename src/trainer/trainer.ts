@@ -41,11 +41,15 @@ export interface TrainerComponents {
   onMetrics?: (step: number, metrics: Record<string, number>) => void;
 }
 
-/** A frozen copy of a model (same class, cloned parameters, no grad). */
+/**
+ * A frozen copy of a model (same class, cloned parameters, no grad). Under mixed precision the copy
+ * computes in the model's compute dtype too, so a reference made from the policy gives the policy's
+ * log-probs bit for bit until the first update (KL starts at 0).
+ */
 export function frozenCopy(model: CausalLM): CausalLM {
   const params = torch.noGrad(() => new Map([...model.params].map(([k, v]) => [k, torch.keep(v.detach().clone())])));
   const Model = model.constructor as new (...a: ConstructorParameters<typeof CausalLM>) => CausalLM;
-  const copy = new Model(model.config, model.spec, params, model.hasLmHead);
+  const copy = new Model(model.config, model.spec, params, model.hasLmHead, model.mixedPrecision ? { computeDtype: model.computeDtype } : {});
   copy.attention = model.attention;
   return copy.requiresGrad_(false);
 }

@@ -110,9 +110,10 @@ describe('config -> options', () => {
     // mixed precision (fsdp_config.mixed_precision.param_dtype, verl's default bf16): applied on CUDA only
     assert.equal(actor.cudaComputeDtype, 'bfloat16');
     assert.equal(critic.cudaComputeDtype, 'bfloat16');
-    assert.equal(toModelLoadOptions(cfg, 'ref').cudaComputeDtype, undefined);
+    assert.equal(toModelLoadOptions(cfg, 'ref').cudaComputeDtype, 'bfloat16', "the reference computes in the actor's dtype");
     const fp16 = loadConfig({ configFile: recipe, overrides: ['actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype=fp16'] });
     assert.equal(toModelLoadOptions(fp16, 'actor').cudaComputeDtype, 'float16');
+    assert.equal(toModelLoadOptions(fp16, 'ref').cudaComputeDtype, 'float16');
     assert.equal(toModelLoadOptions(fp16, 'critic').cudaComputeDtype, 'bfloat16');
     const opt = toOptimizerOptions(cfg, 'actor');
     assert.equal(opt.lr, 1e-6);
