@@ -4,7 +4,7 @@ import { AgentFlowBase } from './flow.js';
 import { gptOssFormat } from './formats/gpt-oss.js';
 import { hermesFormat } from './formats/hermes.js';
 import { registerRewardFunction } from './reward-function.js';
-import { gsm8kScore } from './rewards/gsm8k.js';
+import { extractGsm8kSolution, gsm8kScore } from './rewards/gsm8k.js';
 import { SingleStepAgentFlow } from './single-step-flow.js';
 import { BaseTool } from './tool.js';
 import { registerToolFormat } from './tool-format.js';
@@ -26,8 +26,12 @@ export function registerBuiltins(): void {
   registerToolFormat(hermesFormat);
   registerToolFormat(gptOssFormat);
   BaseTool.register('calc_gsm8k_reward', () => new CalcGsm8kRewardTool());
-  // verl's default_compute_score scores GSM8K with the strict `#### N` extraction.
-  const gsm8k = ({ solutionStr, groundTruth }: { solutionStr: string; groundTruth: unknown }) => gsm8kScore(solutionStr, groundTruth, { method: 'strict' });
+  // verl's default_compute_score scores GSM8K with the strict `#### N` extraction; the extracted
+  // answer goes along as `pred`, so validation's maj@N votes on answers.
+  const gsm8k = ({ solutionStr, groundTruth }: { solutionStr: string; groundTruth: unknown }) => ({
+    score: gsm8kScore(solutionStr, groundTruth, { method: 'strict' }),
+    pred: extractGsm8kSolution(solutionStr, 'strict'),
+  });
   registerRewardFunction('openai/gsm8k', gsm8k);
   registerRewardFunction('gsm8k', gsm8k);
 }

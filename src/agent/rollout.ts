@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import { AgentFlowBase, defaultAgentFlowConfig, type AgentFlowConfig, type FlowContext } from './flow.js';
 import type { Generator, SamplingParams } from '../engine/generator.js';
-import { rewardFunctionFor } from './reward-function.js';
 import type { ChatTokenizer } from './tokenizer.js';
 import { TrajectoryDump, type StepOrigin } from './trajectory-dump.js';
+import { scoreTrajectory } from './trajectory-reward.js';
 import type { AgentFlowOutput, AgentFlowStep, AgentSample, TrajectoryEndReason } from './types.js';
 
 export interface RolloutOptions {
@@ -24,7 +24,7 @@ export interface RolloutOptions {
   signal?: AbortSignal;
 }
 
-/** A step with its place in the batch; after the rollout every step has a reward. */
+/** A step with its place in the batch; after the rollout every step has a reward (see `scoreTrajectory`). */
 export interface RolloutStep extends AgentFlowStep {
   trajectoryUid: string;
   /** The same for the n rollouts of one sample. */
@@ -47,26 +47,6 @@ export interface RolloutBatch {
   steps: RolloutStep[];
   trajectories: TrajectorySummary[];
   metrics: Record<string, number>;
-}
-
-/** Gives every step the env left without a reward one from the sample's reward function (by `data_source`). */
-async function fillRewards(sample: AgentSample, steps: AgentFlowStep[], tokenizer: ChatTokenizer): Promise<void> {
-  for (const step of steps) {
-    if (step.rewardScore !== undefined) {
-      step.extra.rewardSource = 'env';
-      continue;
-    }
-    const score = await rewardFunctionFor(sample.data_source)({
-      dataSource: sample.data_source,
-      solutionStr: tokenizer.decode(step.responseIds, { skipSpecialTokens: true }),
-      groundTruth: sample.reward_model?.ground_truth,
-      extraInfo: sample.extra_info,
-      sample,
-      step,
-    });
-    step.rewardScore = score;
-    step.extra.rewardSource = 'reward_function';
-  }
 }
 
 function errorText(error: unknown): string {
@@ -134,7 +114,7 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
       return limit(async () => {
         try {
           const output = await new flowClasses[sampleIndex]().run(sample, ctx);
-          await fillRewards(sample, output.steps, opts.tokenizer);
+          await scoreTrajectory(sample, output.steps, opts.tokenizer);
           dump?.writeSteps(origin, output.steps, output);
           return { origin, output };
         } catch (error) {

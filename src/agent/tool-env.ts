@@ -24,6 +24,12 @@ export interface ToolEnvKwargs {
   mcp_servers?: McpServerSpec[];
   /** Turns a tool failure into the text the model sees. */
   tool_error_text?: (error: ToolCallError) => string;
+  /**
+   * Opt-in per-call rewards: when true, a step's reward is the sum of the rewards its tool calls
+   * returned (`ToolResult.reward`). Default false, as in Agent-R1: tool rewards stay in the step's
+   * info and the trajectory is scored once, on its final answer, by the data_source's reward function.
+   */
+  use_tool_rewards?: boolean;
 }
 
 const DEFAULT_TOOL_TIMEOUT_S = 60;
@@ -43,8 +49,9 @@ function checkPositive(name: string, value: unknown): number | undefined {
 /**
  * A multi-turn tool-calling env. It keeps the conversation; each step it parses the model's tool
  * calls through the tool format, runs them concurrently, and shows the results as the next
- * observation. A response without tool calls ends the episode. The step's reward is the sum of
- * the rewards the tools gave, or `undefined` if none gave one.
+ * observation. A response without tool calls ends the episode. Steps get no reward from the env
+ * (the rollout scores the final answer once), unless `use_tool_rewards` makes a step's reward the
+ * sum of the rewards its tool calls gave.
  */
 export class ToolEnv extends AgentEnv {
   private readonly format: ToolFormat;
@@ -54,6 +61,7 @@ export class ToolEnv extends AgentEnv {
   private readonly kwargs: ToolEnvKwargs;
   private readonly timeoutMs: number;
   private readonly maxCallsPerStep: number;
+  private readonly useToolRewards: boolean;
   private toolsKwargs: Record<string, unknown> = {};
   private messages: ChatMessage[] = [];
   private mcpSets: McpToolSet[] = [];
@@ -72,6 +80,9 @@ export class ToolEnv extends AgentEnv {
     this.tools = new Map(this.ownTools);
     this.timeoutMs = (checkPositive('tool_timeout_s', this.kwargs.tool_timeout_s) ?? DEFAULT_TOOL_TIMEOUT_S) * 1000;
     this.maxCallsPerStep = checkPositive('max_tool_calls_per_step', this.kwargs.max_tool_calls_per_step) ?? Infinity;
+    const useToolRewards = this.kwargs.use_tool_rewards ?? false;
+    if (typeof useToolRewards !== 'boolean') throw new UserError(`env_kwargs.use_tool_rewards must be true or false; got ${JSON.stringify(useToolRewards)}`);
+    this.useToolRewards = useToolRewards;
   }
 
   override get toolSchemas(): ToolSchema[] {
@@ -103,7 +114,7 @@ export class ToolEnv extends AgentEnv {
     }
 
     const records = await Promise.all(parsed.calls.map((call, i) => this.runCall(call, callIds[i], i, opts.signal)));
-    const rewards = records.flatMap((r) => (r.reward === undefined ? [] : [r.reward]));
+    const rewards = this.useToolRewards ? records.flatMap((r) => (r.reward === undefined ? [] : [r.reward])) : [];
     this.messages.push(...this.format.resultMessages(records.map((r) => ({ callId: r.callId, name: r.name, text: r.text }))));
     return {
       observation: { messages: [...this.messages] },

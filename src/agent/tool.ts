@@ -16,6 +16,7 @@ export interface ToolContext {
 /** What a tool returns: the text the model sees, and optionally a reward and extra info. */
 export interface ToolResult {
   text: string;
+  /** Recorded with the call; it becomes the step's reward only when the env opts in (ToolEnv: `env_kwargs.use_tool_rewards`). */
   reward?: number;
   info?: Record<string, unknown>;
 }

@@ -57,9 +57,9 @@ describe('agent_env_loop with the tool env (hermes, Qwen3)', () => {
     assert.equal(batch.steps.length, 2);
     assert.equal(batch.trajectories[0].endReason, 'done');
     const [first, second] = batch.steps;
-    // The tool's reward is the step's reward; the final step has none from the env, so the GSM8K reward function scores it.
-    assert.equal(first.rewardScore, 1);
-    assert.equal(first.extra.rewardSource, 'env');
+    // The tool gives no step reward (its score is in the text and info); the final answer alone is scored, once.
+    assert.equal(first.rewardScore, 0);
+    assert.equal(first.extra.rewardSource, 'none');
     assert.equal(second.rewardScore, 1);
     assert.equal(second.extra.rewardSource, 'reward_function');
     const secondPrompt = tok.decode(second.promptIds);

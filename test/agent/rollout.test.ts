@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentEnv, runRollout, type Action, type AgentSample, type EnvStepResult, type Observation, type RolloutOptions } from '../../src/agent/index.js';
+import { AgentEnv, runRollout, type Action, type AgentSample, type EnvStepResult, type Observation, type RolloutOptions, type ToolCallRecord } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
 import type { Tokenizer } from '../../src/models/tokenizer/index.js';
 import { hermesCall, qwen3Tokenizer, reply, toolSample, userPrompt } from './helpers.js';
@@ -41,11 +41,12 @@ describe('runRollout', () => {
       assert.ok(sameSample.every((u) => u.groupUid === t.groupUid));
       const steps = batch.steps.filter((s) => s.trajectoryUid === t.trajectoryUid);
       assert.deepEqual(steps.map((s) => s.stepIndex), [0, 1]);
-      assert.ok(steps.every((s) => s.groupUid === t.groupUid && s.rewardScore === 1));
+      assert.ok(steps.every((s) => s.groupUid === t.groupUid));
+      assert.deepEqual(steps.map((s) => s.rewardScore), [0, 1]);
     }
     assert.equal(batch.metrics['rollout/num_trajectories'], 6);
     assert.equal(batch.metrics['rollout/end_reason/done'], 6);
-    assert.equal(batch.metrics['rollout/reward_mean'], 1);
+    assert.equal(batch.metrics['rollout/reward_mean'], 0.5);
   });
 
   it('uses single_step_agent for rows without agent_name, scoring the response with the reward function', async () => {
@@ -71,8 +72,8 @@ describe('runRollout', () => {
     sample.env_kwargs = JSON.stringify({ tools_kwargs: { ground_truth: '72' } });
     const config = { promptLength: 2048, responseLength: 128, envKwargs: { env_type: 'tool', tools: ['calc_gsm8k_reward'], tools_kwargs: { ground_truth: '1' } } };
     const batch = await runRollout([sample], options(gsmPolicy('72'), { config }));
-    assert.equal(batch.steps[0].rewardScore, 1);
-    assert.equal(batch.steps[0].extra.rewardSource, 'env');
+    // The tool saw the sample's ground truth (72), not the config's (1).
+    assert.equal((batch.steps[0].extra.info as { tool_calls: ToolCallRecord[] }).tool_calls[0].info?.reward, 1);
   });
 
   it('keeps the batch going when one trajectory fails, and records the error', async () => {
@@ -123,8 +124,8 @@ describe('runRollout', () => {
     const [step0, step1] = readFileSync(dumpPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(step0.step_index, 0);
     assert.deepEqual(
-      step0.tool_calls.map((c: Record<string, unknown>) => [c.name, c.arguments, c.text, c.reward]),
-      [['calc_gsm8k_reward', { answer: '72' }, "Current parsed answer='#### 72' reward=1.0", 1]],
+      step0.tool_calls.map((c: Record<string, unknown>) => [c.name, c.arguments, c.text, c.reward, (c.info as { reward: number }).reward]),
+      [['calc_gsm8k_reward', { answer: '72' }, "Current parsed answer='#### 72' reward=1.0", undefined, 1]],
     );
     assert.equal(step0.end_reason, undefined);
     assert.equal(step1.end_reason, 'done');

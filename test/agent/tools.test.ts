@@ -104,20 +104,22 @@ describe('BaseTool with a JSON schema', () => {
 describe('calc_gsm8k_reward (Agent-R1 semantics)', () => {
   const gsm = BaseTool.fromName('calc_gsm8k_reward');
 
-  it('rewards a correct answer with 1.0, reading a flat ground truth', async () => {
+  it('scores a correct answer 1.0 in its text and info only (no step reward), reading a flat ground truth', async () => {
     const result = await gsm.execute({ answer: '72' }, ctx({ ground_truth: '72' }));
-    assert.deepEqual(result, { text: "Current parsed answer='#### 72' reward=1.0", reward: 1, info: { answer: '#### 72', ground_truth: '72', reward: 1 } });
+    assert.deepEqual(result, { text: "Current parsed answer='#### 72' reward=1.0", info: { answer: '#### 72', ground_truth: '72', reward: 1 } });
   });
 
   it('reads a namespaced ground truth and gives 0 for a wrong answer', async () => {
     const result = await gsm.execute({ answer: '#### 71' }, ctx({ calc_gsm8k_reward: { ground_truth: '72' } }));
-    assert.equal(result.reward, 0);
+    assert.equal(result.info?.reward, 0);
+    assert.equal(result.reward, undefined);
     assert.equal(result.text, "Current parsed answer='#### 71' reward=0.0");
   });
 
   it('accepts a numeric answer as Agent-R1 does (str())', async () => {
     const record = await runToolCall(call('calc_gsm8k_reward', { answer: 72 }), { callId: 'c', tools: new Map([['calc_gsm8k_reward', gsm]]), toolsKwargs: { ground_truth: '72' }, timeoutMs: 1000 });
-    assert.equal(record.reward, 1);
+    assert.equal(record.info?.reward, 1);
+    assert.equal(record.text, "Current parsed answer='#### 72' reward=1.0");
   });
 
   it('says so when the sample has no ground truth', async () => {

@@ -11,8 +11,9 @@ function groundTruthFrom(toolsKwargs: Record<string, unknown>): unknown {
 
 /**
  * Agent-R1's `calc_gsm8k_reward`: scores the model's answer against the sample's ground truth
- * (verl's GSM8K scoring, flexible extraction) and tells the model what it parsed.
- * Unlike Agent-R1, which keeps the score only in the tool's info, it also returns it as the step's reward.
+ * (verl's GSM8K scoring, flexible extraction) and tells the model what it parsed. As in Agent-R1,
+ * the score is only in the reply text and the call's info, not a reward: the trajectory is scored
+ * once, on its final answer, so checking the same answer k times earns nothing.
  */
 export class CalcGsm8kRewardTool extends BaseTool<{ answer: string }> {
   readonly name = 'calc_gsm8k_reward';
@@ -37,7 +38,6 @@ export class CalcGsm8kRewardTool extends BaseTool<{ answer: string }> {
     const reward = gsm8kScore(answer, groundTruth, { method: 'flexible', formatScore: 0, score: 1 });
     return {
       text: `Current parsed answer='${answer}' reward=${reward.toFixed(1)}`,
-      reward,
       info: { answer, ground_truth: groundTruth, reward },
     };
   }

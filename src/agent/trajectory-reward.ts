@@ -1,0 +1,61 @@
+import { rewardFunctionFor, RewardFunctionError, toRewardResult } from './reward-function.js';
+import type { ChatTokenizer } from './tokenizer.js';
+import type { AgentFlowStep, AgentSample } from './types.js';
+
+/** Where a step's reward came from (kept in `step.extra.rewardSource` and in dumps). */
+export type RewardSource = 'env' | 'reward_function' | 'none';
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * Gives every step of one trajectory its reward, by the rule Agent-R1's GSM8K tool task relies on:
+ * - a step the env rewarded keeps that reward (a user env's own step rewards; ToolEnv's per-call
+ *   tool rewards only when `env_kwargs.use_tool_rewards` is on);
+ * - the final step, when the env gave it none, is scored once by the reward function of the row's
+ *   `data_source`, on that step's response (the answer);
+ * - every other step the env left without a reward gets 0.
+ * So a trajectory's total is its answer's score plus whatever the env chose to give.
+ *
+ * A reward function that throws, or returns something that is not a reward, is a
+ * `RewardFunctionError` naming the data_source (the caller records the trajectory as failed).
+ */
+export async function scoreTrajectory(sample: AgentSample, steps: AgentFlowStep[], tokenizer: ChatTokenizer): Promise<void> {
+  const last = steps.length - 1;
+  for (const [i, step] of steps.entries()) {
+    const reward: unknown = step.rewardScore;
+    if (reward !== undefined) {
+      if (typeof reward !== 'number') {
+        throw new RewardFunctionError(`the env gave step ${step.stepIndex} the reward ${JSON.stringify(reward)}; an env's step reward must be a number or undefined`);
+      }
+      step.extra.rewardSource = 'env' satisfies RewardSource;
+      continue;
+    }
+    if (i < last) {
+      step.rewardScore = 0;
+      step.extra.rewardSource = 'none' satisfies RewardSource;
+      continue;
+    }
+    const fn = rewardFunctionFor(sample.data_source);
+    let value: unknown;
+    try {
+      value = await fn({
+        dataSource: sample.data_source,
+        solutionStr: tokenizer.decode(step.responseIds, { skipSpecialTokens: true }),
+        groundTruth: sample.reward_model?.ground_truth,
+        extraInfo: sample.extra_info,
+        sample,
+        step,
+        steps,
+      });
+    } catch (error) {
+      throw new RewardFunctionError(`the reward function for data_source '${sample.data_source}' threw: ${errorText(error)}`, { cause: error });
+    }
+    const result = toRewardResult(sample.data_source, value);
+    step.rewardScore = result.score;
+    step.extra.rewardSource = 'reward_function' satisfies RewardSource;
+    if (result.pred !== undefined) step.extra.rewardPred = result.pred;
+    if (Object.keys(result.extra).length) step.extra.rewardExtraInfo = result.extra;
+  }
+}
