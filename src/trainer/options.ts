@@ -28,7 +28,7 @@ export interface OptimOptions {
 
 /** PPO update shape shared by actor and critic. */
 export interface UpdateOptions {
-  /** `ppo_mini_batch_size`, counted in prompts (rows = prompts x n x steps). */
+  /** `ppo_mini_batch_size`, counted in prompts: a mini-batch is `ppoMiniBatchSize x rollout.n` rows (agent steps), as verl and Agent-R1 cut it. */
   ppoMiniBatchSize: number;
   /** `ppo_micro_batch_size_per_gpu`, counted in rows (agent steps); 0 or null: the whole mini-batch. */
   ppoMicroBatchSizePerGpu: number;
@@ -38,8 +38,10 @@ export interface UpdateOptions {
   ppoMaxTokenLenPerGpu: number;
   /** `ppo_epochs` (1). */
   ppoEpochs: number;
-  /** `shuffle` (false): shuffle the groups before splitting mini-batches, seeded per step and epoch. */
+  /** `shuffle` (false): permute the mini-batches' order per ppo epoch, seeded by `dataLoaderSeed` and the epoch. */
   shuffle: boolean;
+  /** `data_loader_seed` (42). */
+  dataLoaderSeed: number;
   /** `gradient_checkpointing` (`model.enable_gradient_checkpointing`). */
   gradientCheckpointing: boolean;
 }
@@ -73,7 +75,7 @@ export interface CriticOptions extends UpdateOptions {
   cliprangeValue: number;
   /** `loss_agg_mode` (token-mean). */
   lossAggMode: LossAggMode;
-  /** `trainer.critic_warmup`: steps that train only the critic (0). */
+  /** `trainer.critic_warmup` (0): the actor trains from global step `warmup` on (1-based, as verl's `critic_warmup <= global_steps`), so the first `warmup - 1` steps train only the critic. */
   warmup: number;
 }
 
@@ -170,7 +172,7 @@ function update(o: DeepPartial<UpdateOptions>, miniDefault: number): UpdateOptio
   return {
     ppoMiniBatchSize: o.ppoMiniBatchSize ?? miniDefault, ppoMicroBatchSizePerGpu: o.ppoMicroBatchSizePerGpu ?? 0,
     useDynamicBsz: o.useDynamicBsz ?? false, ppoMaxTokenLenPerGpu: o.ppoMaxTokenLenPerGpu ?? 16384,
-    ppoEpochs: o.ppoEpochs ?? 1, shuffle: o.shuffle ?? false, gradientCheckpointing: o.gradientCheckpointing ?? false,
+    ppoEpochs: o.ppoEpochs ?? 1, shuffle: o.shuffle ?? false, dataLoaderSeed: o.dataLoaderSeed ?? 42, gradientCheckpointing: o.gradientCheckpointing ?? false,
   };
 }
 

@@ -1,7 +1,8 @@
-// The update loop actor and critic share: ppo_epochs x mini-batches (counted in prompts: all
-// rows of ppo_mini_batch_size groups) x micro-batches (ppo_micro_batch_size_per_gpu rows), one
-// forwardBackward per micro-batch with mini-batch-wide loss denominators, then grad-norm
-// clipping and one optimizer step per mini-batch.
+// The update loop actor and critic share: ppo_epochs x mini-batches x micro-batches, one
+// forwardBackward per micro-batch with mini-batch-wide loss denominators, then grad-norm clipping
+// and one optimizer step per mini-batch. Mini-batches are counted as verl and Agent-R1 count them:
+// ppo_mini_batch_size prompts x rollout.n rows, where every agent step is a row, so a multi-step
+// batch gets more optimizer steps than it has prompt groups.
 import * as torch from '../torch/index.js';
 import type { Optimizer, Tensor } from '../torch/index.js';
 import type { CausalLM, LossInputs } from '../models/index.js';
@@ -9,13 +10,17 @@ import { packRows, type PackedRows, type TrainingRows } from './rows.js';
 import { mixSeed, shuffled } from '../random.js';
 import type { UpdateOptions } from './options.js';
 
-/** Mini-batches of row indices: groups (prompts) split `miniBatchSize` at a time, optionally shuffled. */
-export function miniBatches(rows: TrainingRows, miniBatchSize: number, o: { shuffle?: boolean; seed?: number } = {}): number[][] {
-  let groups = rows.groups();
-  if (o.shuffle) groups = shuffled(groups, o.seed ?? 0);
+/**
+ * Mini-batches of row indices: the batch's real rows in order (padding rows left out), cut into
+ * consecutive runs of `rowsPerMiniBatch` (verl's `ppo_mini_batch_size x rollout.n`; the last run may
+ * be shorter, as Agent-R1 allows). With `shuffle` the order of the mini-batches is permuted from the
+ * seed (Agent-R1 permutes mini-batch ids per epoch; the rows inside a mini-batch stay together).
+ */
+export function miniBatches(rows: TrainingRows, rowsPerMiniBatch: number, o: { shuffle?: boolean; seed?: number } = {}): number[][] {
+  const real = Array.from({ length: rows.size }, (_, i) => i).filter((i) => !rows.padding[i]);
   const out: number[][] = [];
-  for (let s = 0; s < groups.length; s += miniBatchSize) out.push(groups.slice(s, s + miniBatchSize).flat());
-  return out;
+  for (let s = 0; s < real.length; s += rowsPerMiniBatch) out.push(real.slice(s, s + rowsPerMiniBatch));
+  return o.shuffle ? shuffled(out, o.seed ?? 0) : out;
 }
 
 /**
@@ -57,8 +62,8 @@ export interface MicroLoss {
 export interface PpoLoopOptions extends UpdateOptions {
   gradClip: number;
   lr: number;
-  /** Seeds the group shuffling (mixed with the epoch). */
-  seed: number;
+  /** `rollout.n`: rows per prompt, so a mini-batch is `ppoMiniBatchSize x n` rows. */
+  n: number;
   forward: { temperature?: number; withEntropy?: boolean; withValues?: boolean };
 }
 
@@ -82,7 +87,7 @@ export function ppoLoop(model: CausalLM, optimizer: Optimizer, rows: TrainingRow
   let skipped = 0;
   optimizer.lr = o.lr;
   for (let epoch = 0; epoch < o.ppoEpochs; epoch++) {
-    for (const mini of miniBatches(rows, o.ppoMiniBatchSize, { shuffle: o.shuffle, seed: mixSeed(o.seed, epoch) })) {
+    for (const mini of miniBatches(rows, o.ppoMiniBatchSize * o.n, { shuffle: o.shuffle, seed: mixSeed(o.dataLoaderSeed, epoch) })) {
       const sums: Record<string, number> = {};
       const means: Record<string, number> = {};
       let weight = 0;

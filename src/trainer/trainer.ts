@@ -255,15 +255,16 @@ export class Trainer implements Disposable {
         if (values) metrics['critic/values/mean'] = maskedMean(values, m).item();
       });
 
-      const seed = mixSeed(o.data.seed, 0xa11ce, step);
+      const n = o.rollout.n;
       if (this.critic && this.criticOptimizer) {
         const cm = timed('update_critic', () => updateCritic(this.critic!, this.criticOptimizer!, { rows, values: values!, returns: adv.returns }, o.critic,
-          { lr: this.criticLr(step), seed, advEstimator: o.algorithm.advEstimator }));
+          { lr: this.criticLr(step), n, advEstimator: o.algorithm.advEstimator }));
         for (const [k, v] of Object.entries(cm)) metrics[`critic/${k}`] = v;
       }
-      if (step >= o.critic.warmup || !this.critic) {
+      // verl: `if critic_warmup <= global_steps` (global_steps counts from 1)
+      if (o.critic.warmup <= step + 1) {
         const am = timed('update_actor', () => updateActor(this.c.policy, this.actorOptimizer, { rows, oldLogprobs, advantages: adv.advantages, refLogprobs }, o.actor,
-          { lr: this.actorLr(step), seed, temperature }));
+          { lr: this.actorLr(step), n, temperature }));
         for (const [k, v] of Object.entries(am)) metrics[`actor/${k}`] = v;
       }
       return metrics;

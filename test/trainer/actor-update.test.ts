@@ -48,7 +48,7 @@ function actorOptions(o: { micro: number; maxTokens?: number; lossAggMode?: Loss
 function updateDelta(model: CausalLM, rows: TrainingRows, old: torch.Tensor, adv: torch.Tensor, opts: Parameters<typeof actorOptions>[0], lr: number) {
   const before = snapshot(model);
   const sgd = new torch.SGD(model.namedParameters(), { lr });
-  const metrics = updateActor(model, sgd, { rows, oldLogprobs: old, advantages: adv }, actorOptions(opts), { lr, seed: 0 });
+  const metrics = updateActor(model, sgd, { rows, oldLogprobs: old, advantages: adv }, actorOptions(opts), { lr, n: 4 });
   const delta = torch.noGrad(() => new Map(model.namedParameters().map(([k, p]) => [k, torch.keep(before.get(k)!.sub(p))])));
   torch.noGrad(() => { for (const [k, p] of model.namedParameters()) p.copy_(before.get(k)!); });
   disposeMap(before);

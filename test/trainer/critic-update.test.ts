@@ -21,7 +21,7 @@ function options(micro: number) {
 
 function delta(critic: CausalLM, rows: TrainingRows, values: torch.Tensor, returns: torch.Tensor, est: string, micro: number) {
   const before = snapshot(critic);
-  const metrics = updateCritic(critic, new torch.SGD(critic.namedParameters(), { lr: 1 }), { rows, values, returns }, options(micro), { lr: 1, seed: 0, advEstimator: est });
+  const metrics = updateCritic(critic, new torch.SGD(critic.namedParameters(), { lr: 1 }), { rows, values, returns }, options(micro), { lr: 1, n: 2, advEstimator: est });
   const d = torch.noGrad(() => new Map(critic.namedParameters().map(([k, p]) => [k, torch.keep(before.get(k)!.sub(p))])));
   torch.noGrad(() => { for (const [k, p] of critic.namedParameters()) p.copy_(before.get(k)!); });
   disposeMap(before);
