@@ -7,6 +7,7 @@ import { parseDType, readConfig, type HFConfig } from './config.js';
 import type { CausalLM } from './causal-lm.js';
 import type { AttentionBackend } from './layers.js';
 import { resolveArchitecture } from './registry.js';
+import type { Tokenizer } from './tokenizer/index.js';
 import { expectedParameters, initParameter, loadWeights, type HeadOptions } from './weights.js';
 
 export interface ModelOptions {
@@ -107,4 +108,20 @@ export function tinyConfig(modelType: 'qwen2' | 'qwen3' | 'llama', overrides: Pa
   }
   if (!['qwen2', 'qwen3', 'llama'].includes(modelType)) throw new UserError(`tinyConfig: unknown family '${modelType}'`);
   return { ...base, ...overrides };
+}
+
+/**
+ * The config.json keys that follow a tokenizer, for a model made for it (a trimmed one, say):
+ * vocab_size = its number of ids (no padding rows, which a sampler could pick and nothing decodes),
+ * eos_token_id = the ids generation ends on, pad_token_id, and bos_token_id = its bos token, else its
+ * pad token (Qwen's configs name <|endoftext|> so, though the tokenizer adds no bos).
+ */
+export function tokenizerConfigKeys(tokenizer: Tokenizer): Pick<HFConfig, 'vocab_size' | 'bos_token_id' | 'eos_token_id' | 'pad_token_id'> {
+  const eos = tokenizer.eosTokenIds;
+  return {
+    vocab_size: tokenizer.vocabSize,
+    bos_token_id: tokenizer.bosTokenId ?? tokenizer.padTokenId ?? null,
+    eos_token_id: eos.length === 0 ? null : eos.length === 1 ? eos[0] : eos,
+    pad_token_id: tokenizer.padTokenId ?? null,
+  };
 }

@@ -9,7 +9,7 @@ export { Qwen2ForCausalLM } from './qwen2.js';
 export { Qwen3ForCausalLM } from './qwen3.js';
 export { LlamaForCausalLM } from './llama.js';
 export { ARCHITECTURES, resolveArchitecture, type ArchitectureEntry, type ResolvedArchitecture } from './registry.js';
-export { loadCausalLM, createCausalLM, tinyConfig, type ModelOptions } from './auto.js';
+export { loadCausalLM, createCausalLM, tinyConfig, tokenizerConfigKeys, type ModelOptions } from './auto.js';
 export { readConfig, parseRope, parseCommon, type HFConfig, type DecoderSpec, type RopeSpec } from './config.js';
 export { PackedBatch, packSequences } from './packing.js';
 export {

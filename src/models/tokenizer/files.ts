@@ -1,5 +1,5 @@
-// Reads the tokenizer files of a Hugging Face model folder. Only this file touches the disk.
-import { access, readdir, readFile } from 'node:fs/promises';
+// Reads (and writes back) the tokenizer files of a Hugging Face model folder. Only this file touches the disk.
+import { access, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../errors.js';
 
@@ -77,4 +77,34 @@ export async function readTokenizerFiles(dir: string): Promise<TokenizerFiles> {
     files.specialTokensMap = await readJson(dir, 'special_tokens_map.json');
   }
   return files;
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
+
+/**
+ * Writes `files` into `dir` (created) in the layout `readTokenizerFiles` reads: tokenizer.json,
+ * tokenizer_config.json, and where set chat_template.jinja and additional_chat_templates/*.jinja,
+ * chat_template.json, generation_config.json, special_tokens_map.json. Returns the names written.
+ * `notOver` names a folder that must not be `dir` (the one the files came from).
+ */
+export async function writeTokenizerFiles(dir: string, files: TokenizerFiles, opts: { notOver?: string } = {}): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  if (opts.notOver !== undefined && (await exists(opts.notOver)) && (await realpath(dir)) === (await realpath(opts.notOver))) {
+    throw new UserError(`the output folder '${dir}' is the source folder; write the new tokenizer files to another folder`);
+  }
+  const written: [string, string][] = [
+    ['tokenizer.json', JSON.stringify(files.tokenizerJson)],
+    ['tokenizer_config.json', json(files.tokenizerConfig)],
+  ];
+  const { default: defaultTemplate, ...named } = files.chatTemplate ?? {};
+  if (defaultTemplate !== undefined) written.push(['chat_template.jinja', defaultTemplate]);
+  if (Object.keys(named).length > 0) {
+    await mkdir(join(dir, 'additional_chat_templates'), { recursive: true });
+    for (const [name, template] of Object.entries(named)) written.push([join('additional_chat_templates', `${name}.jinja`), template]);
+  }
+  if (files.fallbackChatTemplate !== undefined) written.push(['chat_template.json', json({ chat_template: files.fallbackChatTemplate })]);
+  if (files.generationConfig !== undefined) written.push(['generation_config.json', json(files.generationConfig)]);
+  if (files.specialTokensMap !== undefined) written.push(['special_tokens_map.json', json(files.specialTokensMap)]);
+  await Promise.all(written.map(([name, text]) => writeFile(join(dir, name), text)));
+  return written.map(([name]) => name);
 }
