@@ -6,11 +6,13 @@
 //     [--seed 0] [--dtype float32|bfloat16|float16] [--layers 2] [--hidden 64] [--vocab 256] \
 //     [--tokenizer-from <folder with tokenizer.json>] [--config '{"head_dim": 32}']
 //
-// With --tokenizer-from, vocab_size defaults to the tokenizer's size so its ids all fit.
-import { existsSync, readFileSync } from 'node:fs';
+// With --tokenizer-from, vocab_size is the tokenizer's number of ids (a trimmed tokenizer's N, made by
+// `agent-r1 tokenizer trim`, sizes the embedding and lm_head to it) and bos/eos/pad_token_id are its
+// ids, unless --vocab or --config say otherwise.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createCausalLM, tinyConfig, type HFConfig } from '../src/models/index.js';
+import { createCausalLM, tinyConfig, tokenizerConfigKeys, Tokenizer, type HFConfig } from '../src/models/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,14 +36,10 @@ const family = values.family as 'qwen2' | 'qwen3' | 'llama';
 const overrides: Partial<HFConfig> = { dtype: values.dtype };
 if (values.layers) overrides.num_hidden_layers = Number(values.layers);
 if (values.hidden) overrides.hidden_size = Number(values.hidden);
-if (values.vocab) {
-  overrides.vocab_size = Number(values.vocab);
-} else if (values['tokenizer-from'] && existsSync(join(values['tokenizer-from'], 'tokenizer.json'))) {
-  // every id of the tokenizer (added tokens included) must fit, rounded up as Qwen pads its vocabularies
-  const tok = JSON.parse(readFileSync(join(values['tokenizer-from'], 'tokenizer.json'), 'utf8'));
-  const ids = [...Object.values(tok.model?.vocab ?? {}) as number[], ...(tok.added_tokens ?? []).map((t: { id: number }) => t.id)];
-  overrides.vocab_size = Math.ceil((ids.reduce((a, b) => Math.max(a, b), 0) + 1) / 64) * 64;
+if (values['tokenizer-from'] && existsSync(join(values['tokenizer-from'], 'tokenizer.json'))) {
+  Object.assign(overrides, tokenizerConfigKeys(await Tokenizer.fromDir(values['tokenizer-from'])));
 }
+if (values.vocab) overrides.vocab_size = Number(values.vocab);
 Object.assign(overrides, values.config ? JSON.parse(values.config) : {});
 
 const model = createCausalLM(tinyConfig(family, overrides), { seed: Number(values.seed) });
