@@ -2,6 +2,7 @@
 // The native addon is loaded only when the command runs (`agent-r1 config` stays light).
 import { Command } from 'commander';
 import { loadConfigWithInfo } from '../config/index.js';
+import { UserError } from '../errors.js';
 
 export interface TrainCommandOptions {
   config?: string;
@@ -24,12 +25,17 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
     const fitStarted = performance.now();
     const last = await trainer.fit();
     const seconds = (performance.now() - fitStarted) / 1000;
+    if (trainer.stepsRun > 0 && trainer.stepsTrained === 0) {
+      // a run that trained nothing is a failure, whatever the loop's exit: say why and exit non-zero
+      throw new UserError(`no step trained: all ${trainer.stepsRun} steps were skipped, with nothing to train on (last: ${trainer.lastSkipReason})`);
+    }
     const val = last['val/reward_mean'];
     console.log(
       `done: ${trainer.globalStep} steps in ${seconds.toFixed(1)} s` +
       (last['reward/trajectory_mean'] !== undefined ? `; last batch reward ${last['reward/trajectory_mean'].toFixed(3)}` : '') +
       (val !== undefined ? `; validation reward ${val.toFixed(3)} on ${run.valData.length} rows` : ''),
     );
+    if (trainer.stepsRun > trainer.stepsTrained) console.log(`note: ${trainer.stepsRun - trainer.stepsTrained} of ${trainer.stepsRun} steps were skipped (nothing to train on)`);
     if (t.trainer.saveFreq > 0) console.log(`checkpoint: ${run.checkpointDir}/global_step_${trainer.globalStep} (actor/ is a Hugging Face model folder)`);
     console.log(`metrics: ${run.metricsPath}`);
     return last;

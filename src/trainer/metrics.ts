@@ -1,5 +1,5 @@
 // Metrics out: JSON Lines (one object per step: {"step": N, ...}) and a progress line.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export class MetricsLog {
@@ -7,9 +7,33 @@ export class MetricsLog {
     if (o.path) mkdirSync(dirname(o.path), { recursive: true });
   }
 
-  write(step: number, metrics: Record<string, number>): void {
+  /** Appends the step's metrics; `note` (e.g. why the batch was skipped) goes on the progress line. */
+  write(step: number, metrics: Record<string, number>, note?: string): void {
     if (this.o.path) appendFileSync(this.o.path, JSON.stringify({ step, ...metrics }) + '\n');
-    if (this.o.console) console.log(progressLine(step, metrics, this.o.totalSteps));
+    if (this.o.console) console.log(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
+  }
+
+  /**
+   * Drops the lines past `step` (a run resumed from an older checkpoint redoes those steps, so
+   * their old lines would make a second series), and a torn last line; returns how many went.
+   */
+  cutAfter(step: number): number {
+    const path = this.o.path;
+    if (!path || !existsSync(path)) return 0;
+    const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const kept = lines.filter((line) => {
+      try {
+        const s = (JSON.parse(line) as { step?: unknown }).step;
+        return typeof s === 'number' && s <= step;
+      } catch {
+        return false;
+      }
+    });
+    if (kept.length === lines.length) return 0;
+    const tmp = `${path}.tmp-${process.pid}`;
+    writeFileSync(tmp, kept.map((l) => l + '\n').join(''));
+    renameSync(tmp, path);
+    return lines.length - kept.length;
   }
 }
 

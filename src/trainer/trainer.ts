@@ -68,10 +68,26 @@ function trajectoryTotals(batch: RolloutBatch): Map<string, { total: number; dat
   return out;
 }
 
+/** Why a rollout left no step to train on, in words: the trajectories' end reasons (with the first detail) and the non-finite rewards. */
+function skipReason(batch: RolloutBatch, nonFinite: number): string {
+  const counts = new Map<string, number>();
+  for (const t of batch.trajectories) counts.set(t.endReason, (counts.get(t.endReason) ?? 0) + 1);
+  const parts = [`${batch.trajectories.length} trajectories: ${[...counts].map(([r, k]) => `${k} ${r}`).join(', ')}`];
+  const detail = batch.trajectories.find((t) => t.error ?? t.endDetail);
+  if (detail) parts.push(`e.g. ${detail.error ?? detail.endDetail}`);
+  if (nonFinite) parts.push(`${nonFinite} with a non-finite reward`);
+  return parts.join('; ');
+}
+
 export class Trainer implements Disposable {
   readonly options: TrainerOptions;
   /** Training steps done (the next step's 0-based index). */
   globalStep = 0;
+  /** Steps run by this trainer (since fit() began), and those of them that updated the model (the others had no trainable step). */
+  stepsRun = 0;
+  stepsTrained = 0;
+  /** Why the last skipped step had nothing to train on (the trajectories' end reasons, non-finite rewards). */
+  lastSkipReason?: string;
   readonly actorOptimizer: AdamW;
   readonly criticOptimizer?: AdamW;
   readonly reference?: CausalLM;
@@ -112,13 +128,21 @@ export class Trainer implements Disposable {
   /** Resumes (per resume_mode), validates first if asked, trains to totalTrainingSteps with validation and checkpoints. */
   async fit(): Promise<Record<string, number>> {
     const t = this.options.trainer;
+    let resumeFrom: string | null = null;
     if (t.resumeMode === 'auto') {
-      const dir = latestCheckpoint(t.defaultLocalDir);
-      if (dir) this.loadCheckpoint(dir);
+      resumeFrom = latestCheckpoint(t.defaultLocalDir);
     } else if (t.resumeMode === 'resume_path') {
       if (!t.resumeFromPath) throw new UserError("trainer.resume_mode is 'resume_path' but trainer.resume_from_path is not set");
-      this.loadCheckpoint(t.resumeFromPath);
+      resumeFrom = t.resumeFromPath;
     }
+    if (resumeFrom) {
+      this.loadCheckpoint(resumeFrom);
+      // the steps after the checkpoint are trained again: their old metrics lines go
+      const cut = this.log.cutAfter(this.globalStep);
+      if (t.console) console.log(`resumed from ${resumeFrom} at step ${this.globalStep}${cut ? `; ${cut} metrics lines past it removed` : ''}`);
+    }
+    this.stepsRun = 0;
+    this.stepsTrained = 0;
     let last: Record<string, number> = {};
     if ((t.valBeforeTrain || t.valOnly) && this.c.valData?.length) {
       last = await this.validate();
@@ -175,8 +199,11 @@ export class Trainer implements Disposable {
     const spoiled = new Set(rollout.steps.filter((x) => !Number.isFinite(x.rewardScore)).map((x) => x.trajectoryUid));
     const steps = spoiled.size ? rollout.steps.filter((x) => !spoiled.has(x.trajectoryUid)) : rollout.steps;
     metrics['training/dropped_nonfinite_reward'] = spoiled.size;
+    let skipNote: string | undefined;
     if (steps.length === 0) {
       metrics['training/skipped_batch'] = 1;
+      this.lastSkipReason = skipReason(rollout, spoiled.size);
+      skipNote = `skipped: nothing to train on (${this.lastSkipReason})`;
     } else {
       const rows = stepsToRows(steps, { device: this.c.policy.device, dtype: o.trainer.rlDtype });
       try {
@@ -185,7 +212,9 @@ export class Trainer implements Disposable {
         rows.dispose();
       }
       metrics['training/skipped_batch'] = 0;
+      this.stepsTrained++;
     }
+    this.stepsRun++;
     await this.c.syncWeights?.(this.c.policy);
     this.globalStep = step + 1;
     metrics['timing_s/gen'] = rolloutSeconds;
@@ -194,7 +223,7 @@ export class Trainer implements Disposable {
     if (t.testFreq > 0 && this.c.valData?.length && (this.globalStep % t.testFreq === 0 || last)) Object.assign(metrics, await this.validate());
     if (t.saveFreq > 0 && (this.globalStep % t.saveFreq === 0 || last)) this.saveCheckpoint();
     metrics['timing_s/step'] = (performance.now() - started) / 1000;
-    this.log.write(this.globalStep, metrics);
+    this.log.write(this.globalStep, metrics, skipNote);
     this.c.onMetrics?.(this.globalStep, metrics);
     return metrics;
   }

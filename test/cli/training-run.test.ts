@@ -14,6 +14,8 @@ import { createCausalLM, loadCausalLM, tinyConfig } from '../../src/models/index
 import { loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
+import { runTrain } from '../../src/cli/train.js';
+import { registerRewardFunction } from '../../src/agent/index.js';
 import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
 
 torch.setNumThreads(1);
@@ -94,6 +96,15 @@ describe('trainerFromConfig', () => {
     }
   });
 
+  it('every reward NaN: each step is skipped with the count, and runTrain throws instead of reporting a reward', async () => {
+    registerRewardFunction('openai/gsm8k', () => Number.NaN);
+    await assert.rejects(runTrain(overrides(['trainer.save_freq=-1', 'trainer.test_freq=-1', `trainer.default_local_dir=${join(dir, 'nan')}`]), { config: recipe }),
+      { name: 'UserError', message: /^no step trained: all 1 steps were skipped, with nothing to train on \(last: 4 trajectories: 4 done; 4 with a non-finite reward\)$/ });
+    const logged = JSON.parse(readFileSync(join(dir, 'nan', 'metrics.jsonl'), 'utf8').trim());
+    assert.equal(logged['training/skipped_batch'], 1);
+    assert.equal(logged['training/dropped_nonfinite_reward'], 4);
+  });
+
   it('gae loads a critic with a value head from the actor folder; no KL, no reference', async () => {
     const cfg = loadConfig({ configFile: recipe, overrides: overrides(['algorithm.adv_estimator=gae', 'actor_rollout_ref.actor.use_kl_loss=false']) });
     const run = await trainerFromConfig(cfg);
@@ -137,6 +148,16 @@ describe('agent-r1 train, spawned as a user runs it', () => {
     const r = cli(...overrides([`data.train_files=${join(dir, 'missing.parquet')}`]));
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /^error: data\.train_files: no such data file '.*missing\.parquet'/);
+  });
+
+  it('a run in which no step trained exits 2 saying why; each skipped batch shows on the console', () => {
+    // every prompt longer than rollout.prompt_length and not filtered: every trajectory ends before a step
+    const r = cli(...overrides(['trainer.logger=[console]', 'trainer.total_training_steps=2', 'trainer.save_freq=-1', 'trainer.test_freq=-1',
+      'data.filter_overlong_prompts=false', 'actor_rollout_ref.rollout.prompt_length=16', `trainer.default_local_dir=${join(dir, 'cli-skip')}`]));
+    assert.equal(r.code, 2, r.stderr);
+    const skipped = /^step [12]\/2 \| .* \| skipped: nothing to train on \(4 trajectories: 4 prompt_too_long; e\.g\. prompt of \d+ tokens is longer than prompt_length 16 at step 0\)$/gm;
+    assert.equal(r.stdout.match(skipped)?.length, 2, r.stdout);
+    assert.match(r.stderr, /^error: no step trained: all 2 steps were skipped, with nothing to train on \(last: 4 trajectories: 4 prompt_too_long; e\.g\. prompt of \d+ tokens/m);
   });
 
   it('an unknown key exits 2 with the nearest known one', () => {
