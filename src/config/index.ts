@@ -1,9 +1,12 @@
 // agent-r1/config: YAML configs with verl's keys and Hydra-style dotted overrides, and the one
-// mapping from that snake_case config to the camelCase options the other layers take.
+// mapping from that snake_case config to the camelCase options the other layers take:
+// `toTrainerOptionsInput` (what `new Trainer` takes; `agent-r1 train` uses it), built from the
+// pieces it shares with the loaders (`toDataOptions`, `toModelLoadOptions`) and with `runRollout`
+// callers (`toRolloutOptions`).
 //
 //   const cfg = loadConfig({ configFile: 'recipes/gsm8k_tool/config.yaml', overrides: process.argv.slice(2) });
 //   const batch = await runRollout(rows, { ...toRolloutOptions(cfg), generator, tokenizer });
-//   const { estimator, options } = toAdvantageOptions(cfg);  // computeAdvantage(estimator, input, options)
+//   const trainer = new Trainer({ policy, generator, tokenizer, trainData }, toTrainerOptionsInput(cfg));
 export { ConfigError } from './errors.js';
 export { DEFAULTS_YAML } from './defaults.js';
 export { configSchema, knownKeys, type AgentR1Config } from './schema.js';
@@ -13,9 +16,7 @@ export {
   configToYaml, type LoadConfigOptions, type LoadedConfig, type Override,
 } from './load.js';
 export {
-  toOptions, toDataOptions, toAgentFlowConfig, toSamplingParams, toRolloutOptions, toAdvantageOptions, toPolicyLossOptions,
-  toActorLossConfig, toValueLossConfig, toKlInRewardOptions, toModelLoadOptions, toOptimizerOptions, toUpdateOptions,
-  toTrainerOptions, toTrainerOptionsInput, criticEnabled, refEnabled, expandHome, CRITIC_ESTIMATORS,
-  type AgentR1Options, type DataOptions, type RolloutSettings, type ModelLoadSettings, type OptimizerSettings,
-  type UpdateSettings, type TrainerSettings,
+  toTrainerOptionsInput, toDataOptions, toModelLoadOptions, toAgentFlowConfig, toSamplingParams, toRolloutOptions, toAdvantageOptions,
+  toKlInRewardOptions, criticEnabled, refEnabled, expandHome, CRITIC_ESTIMATORS,
+  type DataOptions, type RolloutSettings, type ModelLoadSettings,
 } from './options.js';

@@ -6,11 +6,9 @@ import YAML from 'yaml';
 import type { AgentFlowConfig } from '../agent/flow.js';
 import type { SamplingParams } from '../engine/generator.js';
 import type { RolloutOptions } from '../agent/rollout.js';
-import type { ActorLossConfig } from '../rl/actor-loss.js';
 import type { KlControllerConfig } from '../rl/kl-controller.js';
 import type { KlPenaltyName } from '../rl/kl.js';
-import type { AdvantageOptions, PolicyLossConfig } from '../rl/types.js';
-import type { ValueLossConfig } from '../rl/value-loss.js';
+import type { AdvantageOptions } from '../rl/types.js';
 import type { ModelOptions } from '../models/auto.js';
 import type { OptimOptions, TrainerOptionsInput } from '../trainer/options.js';
 import { ConfigError } from './errors.js';
@@ -174,32 +172,6 @@ export function toAdvantageOptions(cfg: AgentR1Config): { estimator: string; opt
   };
 }
 
-/** `actor.policy_loss.loss_mode` and the `PolicyLossConfig` `computePolicyLoss(lossMode, input, config)` takes. */
-export function toPolicyLossOptions(cfg: AgentR1Config): { lossMode: string; config: PolicyLossConfig } {
-  const a = cfg.actor_rollout_ref.actor;
-  const config: PolicyLossConfig = {
-    clipRatio: a.clip_ratio,
-    clipRatioLow: a.clip_ratio_low ?? a.clip_ratio,
-    clipRatioHigh: a.clip_ratio_high ?? a.clip_ratio,
-    clipRatioC: a.clip_ratio_c,
-    lossAggMode: a.loss_agg_mode,
-  };
-  if (a.loss_scale_factor !== null) config.denominators = { lossScaleFactor: a.loss_scale_factor };
-  return { lossMode: a.policy_loss.loss_mode, config };
-}
-
-/** The actor's whole loss (`computeActorLoss`): the policy loss's options plus entropy and KL-loss terms. */
-export function toActorLossConfig(cfg: AgentR1Config): ActorLossConfig {
-  const a = cfg.actor_rollout_ref.actor;
-  const { lossMode, config } = toPolicyLossOptions(cfg);
-  return { ...config, lossMode, entropyCoeff: a.entropy_coeff, useKlLoss: a.use_kl_loss, klLossCoef: a.kl_loss_coef, klLossType: a.kl_loss_type };
-}
-
-/** The critic's value loss (`valueLoss`). */
-export function toValueLossConfig(cfg: AgentR1Config): ValueLossConfig {
-  return { cliprangeValue: cfg.critic.cliprange_value, lossAggMode: cfg.critic.loss_agg_mode };
-}
-
 /** KL in the reward: whether it is on, the estimator, and the controller (`createKlController`). */
 export function toKlInRewardOptions(cfg: AgentR1Config): { enabled: boolean; penalty: KlPenaltyName; controller: KlControllerConfig } {
   const a = cfg.algorithm;
@@ -286,124 +258,6 @@ export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | '
   };
 }
 
-/** An optimizer and its learning-rate schedule (`actor.optim.*` / `critic.optim.*`). */
-export interface OptimizerSettings {
-  optimizer: 'AdamW';
-  lr: number;
-  betas: [number, number];
-  weightDecay: number;
-  /** Gradient-norm clipping (`grad_clip`; verl's optim.clip_grad is the same number by default). */
-  gradClip: number;
-  /** `constant` or `cosine` (the deprecated `warmup_style` wins when set). */
-  lrSchedulerType: 'constant' | 'cosine';
-  /** `lr_warmup_steps` when > 0, else `lr_warmup_steps_ratio` x total steps (rounded down); needs totalSteps. */
-  warmupSteps: (totalSteps: number) => number;
-  minLrRatio: number;
-  numCycles: number;
-  /** `optim.total_training_steps` (-1: the trainer's count). */
-  totalTrainingSteps: number;
-}
-
-export function toOptimizerOptions(cfg: AgentR1Config, role: 'actor' | 'critic' = 'actor'): OptimizerSettings {
-  const o = role === 'actor' ? cfg.actor_rollout_ref.actor.optim : cfg.critic.optim;
-  const gradClip = role === 'actor' ? cfg.actor_rollout_ref.actor.grad_clip : cfg.critic.grad_clip;
-  const fixed = o.lr_warmup_steps ?? -1;
-  return {
-    optimizer: o.optimizer,
-    lr: o.lr,
-    betas: [o.betas[0], o.betas[1]],
-    weightDecay: o.weight_decay,
-    gradClip,
-    lrSchedulerType: o.warmup_style ?? o.lr_scheduler_type,
-    warmupSteps: (totalSteps) => (fixed > 0 ? fixed : Math.floor(o.lr_warmup_steps_ratio * totalSteps)),
-    minLrRatio: o.min_lr_ratio,
-    numCycles: o.num_cycles,
-    totalTrainingSteps: o.total_training_steps,
-  };
-}
-
-/** PPO update settings for the actor or critic. */
-export interface UpdateSettings {
-  /** Prompts per optimizer step (verl's ppo_mini_batch_size, before x rollout.n). */
-  ppoMiniBatchSize: number;
-  /** Rows per forward/backward (null: the whole mini-batch). */
-  ppoMicroBatchSizePerGpu: number | null;
-  useDynamicBsz: boolean;
-  ppoMaxTokenLenPerGpu: number;
-  ppoEpochs: number;
-  shuffle: boolean;
-  dataLoaderSeed: number;
-}
-
-export function toUpdateOptions(cfg: AgentR1Config, role: 'actor' | 'critic' = 'actor'): UpdateSettings {
-  const a = role === 'actor' ? cfg.actor_rollout_ref.actor : cfg.critic;
-  return {
-    ppoMiniBatchSize: a.ppo_mini_batch_size,
-    ppoMicroBatchSizePerGpu: a.ppo_micro_batch_size_per_gpu,
-    useDynamicBsz: a.use_dynamic_bsz,
-    ppoMaxTokenLenPerGpu: a.ppo_max_token_len_per_gpu,
-    ppoEpochs: a.ppo_epochs,
-    shuffle: a.shuffle,
-    dataLoaderSeed: a.data_loader_seed,
-  };
-}
-
-// ---- trainer ----
-
-export interface TrainerSettings {
-  totalEpochs: number;
-  totalTrainingSteps: number | null;
-  projectName: string;
-  experimentName: string;
-  logger: string[];
-  logValGenerations: number;
-  rolloutDataDir: string | null;
-  validationDataDir: string | null;
-  saveFreq: number;
-  testFreq: number;
-  resumeMode: 'auto' | 'disable' | 'resume_path';
-  resumeFromPath: string | null;
-  valBeforeTrain: boolean;
-  valOnly: boolean;
-  criticWarmup: number;
-  defaultLocalDir: string;
-  maxActorCkptToKeep: number | null;
-  maxCriticCkptToKeep: number | null;
-  device: 'cuda' | 'cpu';
-  nGpusPerNode: number;
-  nnodes: number;
-  seed: number;
-}
-
-export function toTrainerOptions(cfg: AgentR1Config): TrainerSettings {
-  const t = cfg.trainer;
-  const dir = (p: string | null) => (p === null ? null : expandHome(p));
-  return {
-    totalEpochs: t.total_epochs,
-    totalTrainingSteps: t.total_training_steps,
-    projectName: t.project_name,
-    experimentName: t.experiment_name,
-    logger: list(t.logger),
-    logValGenerations: t.log_val_generations,
-    rolloutDataDir: dir(t.rollout_data_dir),
-    validationDataDir: dir(t.validation_data_dir),
-    saveFreq: t.save_freq,
-    testFreq: t.test_freq,
-    resumeMode: t.resume_mode,
-    resumeFromPath: dir(t.resume_from_path),
-    valBeforeTrain: t.val_before_train,
-    valOnly: t.val_only,
-    criticWarmup: t.critic_warmup,
-    defaultLocalDir: expandHome(t.default_local_dir),
-    maxActorCkptToKeep: t.max_actor_ckpt_to_keep,
-    maxCriticCkptToKeep: t.max_critic_ckpt_to_keep,
-    device: t.device,
-    nGpusPerNode: t.n_gpus_per_node,
-    nnodes: t.nnodes,
-    seed: t.seed,
-  };
-}
-
 // ---- the trainer ----
 
 function trainerOptim(o: AgentR1Config['critic']['optim'], gradClip: number): OptimOptions {
@@ -431,16 +285,18 @@ export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
   const t = cfg.trainer;
   const adv = toAdvantageOptions(cfg);
   const kl = toKlInRewardOptions(cfg);
+  const train = toRolloutOptions(cfg);
+  const val = toRolloutOptions(cfg, { mode: 'validate' });
   const input: TrainerOptionsInput = {
     data: { trainBatchSize: cfg.data.train_batch_size, shuffle: cfg.data.shuffle, seed: cfg.data.seed ?? t.seed },
     rollout: {
-      n: r.n,
-      sampling: toSamplingParams(cfg, 'train'),
-      valSampling: toSamplingParams(cfg, 'validate'),
-      valN: r.val_kwargs.n,
-      flow: toAgentFlowConfig(cfg),
-      defaultAgentFlow: r.agent.default_agent_flow,
-      concurrency: r.agent.concurrency,
+      n: train.n,
+      sampling: train.sampling,
+      valSampling: val.sampling,
+      valN: val.n,
+      flow: train.config,
+      defaultAgentFlow: train.defaultAgentFlow,
+      concurrency: train.concurrency,
       logProbMicroBatchSize: r.log_prob_micro_batch_size_per_gpu ?? 0,
     },
     actor: {
@@ -501,37 +357,4 @@ export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
   if (t.resume_from_path !== null) input.trainer!.resumeFromPath = expandHome(t.resume_from_path);
   if (t.max_actor_ckpt_to_keep !== null) input.trainer!.maxCkptToKeep = t.max_actor_ckpt_to_keep;
   return input;
-}
-
-/** Everything at once, camelCase. */
-export interface AgentR1Options {
-  data: DataOptions;
-  rollout: RolloutSettings;
-  validationRollout: RolloutSettings;
-  advantage: ReturnType<typeof toAdvantageOptions>;
-  policyLoss: ReturnType<typeof toPolicyLossOptions>;
-  actorLoss: ActorLossConfig;
-  valueLoss: ValueLossConfig;
-  klInReward: ReturnType<typeof toKlInRewardOptions>;
-  actor: { model: ModelLoadSettings; optimizer: OptimizerSettings; update: UpdateSettings };
-  ref: { enabled: boolean; model: ModelLoadSettings };
-  critic: { enabled: boolean; model: ModelLoadSettings; optimizer: OptimizerSettings; update: UpdateSettings };
-  trainer: TrainerSettings;
-}
-
-export function toOptions(cfg: AgentR1Config): AgentR1Options {
-  return {
-    data: toDataOptions(cfg),
-    rollout: toRolloutOptions(cfg),
-    validationRollout: toRolloutOptions(cfg, { mode: 'validate' }),
-    advantage: toAdvantageOptions(cfg),
-    policyLoss: toPolicyLossOptions(cfg),
-    actorLoss: toActorLossConfig(cfg),
-    valueLoss: toValueLossConfig(cfg),
-    klInReward: toKlInRewardOptions(cfg),
-    actor: { model: toModelLoadOptions(cfg, 'actor'), optimizer: toOptimizerOptions(cfg, 'actor'), update: toUpdateOptions(cfg, 'actor') },
-    ref: { enabled: refEnabled(cfg), model: toModelLoadOptions(cfg, 'ref') },
-    critic: { enabled: criticEnabled(cfg), model: toModelLoadOptions(cfg, 'critic'), optimizer: toOptimizerOptions(cfg, 'critic'), update: toUpdateOptions(cfg, 'critic') },
-    trainer: toTrainerOptions(cfg),
-  };
 }

@@ -1,9 +1,8 @@
-// A dataset of agent rows from parquet / jsonl files, and its epochs: seeded shuffles, fixed-size batches.
+// A dataset of agent rows from parquet / jsonl files (the trainer's BatchSchedule orders it into batches).
 import type { ChatTemplateOptions, ChatTokenizer } from '../agent/tokenizer.js';
 import type { AgentSample } from '../agent/types.js';
 import { DataFileError, readRecords } from './files.js';
 import { toAgentSample, type BadRow, type RowOptions } from './rows.js';
-import { mulberry32 } from '../random.js';
 
 export interface LoadDatasetOptions extends RowOptions {
   /** Keep only the first N good rows (`data.train_max_samples`; -1 or undefined: all). */
@@ -78,45 +77,4 @@ export function filterOverlongPrompts(
     else dropped.push({ index, length });
   });
   return { rows: kept, dropped };
-}
-
-// ---- epochs and batches ----
-
-
-/** The row order of one epoch: 0..n-1, shuffled (Fisher-Yates) from (seed, epoch) when `shuffle`. */
-export function epochOrder(n: number, opts: { seed: number; epoch: number; shuffle?: boolean }): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  if (opts.shuffle === false) return order;
-  const rand = mulberry32(Math.imul(opts.seed | 0, 0x9e3779b1) ^ Math.imul(opts.epoch + 1, 0x85ebca6b));
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  return order;
-}
-
-export interface BatchOptions {
-  batchSize: number;
-  /** Reshuffle every epoch (`data.shuffle`, default true). */
-  shuffle?: boolean;
-  /** `data.seed` (else `trainer.seed`). */
-  seed: number;
-  /** Leave out the last, smaller batch (default true, as verl's training loader). */
-  dropLast?: boolean;
-}
-
-/** Batches per epoch. */
-export function batchesPerEpoch(numRows: number, opts: Pick<BatchOptions, 'batchSize' | 'dropLast'>): number {
-  if (!(Number.isInteger(opts.batchSize) && opts.batchSize > 0)) throw new DataFileError(`batch size must be a positive integer; got ${opts.batchSize}`);
-  return opts.dropLast === false ? Math.ceil(numRows / opts.batchSize) : Math.floor(numRows / opts.batchSize);
-}
-
-/**
- * The batches of one epoch, in order. The same (rows, seed, epoch) always give the same batches;
- * each epoch has its own order. With `dropLast` (default) a dataset smaller than one batch gives none.
- */
-export function epochBatches<T>(rows: readonly T[], epoch: number, opts: BatchOptions): T[][] {
-  const count = batchesPerEpoch(rows.length, opts);
-  const order = epochOrder(rows.length, { seed: opts.seed, epoch, shuffle: opts.shuffle });
-  return Array.from({ length: count }, (_, b) => order.slice(b * opts.batchSize, (b + 1) * opts.batchSize).map((i) => rows[i]));
 }

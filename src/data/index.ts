@@ -1,14 +1,13 @@
 // agent-r1/data: Agent-R1 / verl dataset rows from parquet and jsonl (checked, bad rows reported),
-// seeded epochs and batches, and data preparation for GSM8K.
+// and data preparation for GSM8K. The seeded epochs and batches are the trainer's (BatchSchedule).
 //
 //   const { rows, bad } = await loadDataset(['train.parquet']);
-//   for (const batch of epochBatches(rows, epoch, { batchSize: 256, seed: 42 })) { ... }
 export { toAgentSample, plainValue, type BadRow, type RowOptions } from './rows.js';
 export {
   DataFileError, formatOf, readJsonl, readParquet, readRecords, writeParquet, writeJsonl, writeRows, type DataFormat, type RawRecord,
 } from './files.js';
 export {
-  loadDataset, formatBadRows, filterOverlongPrompts, epochOrder, epochBatches, batchesPerEpoch, type LoadDatasetOptions, type LoadedDataset, type BatchOptions,
+  loadDataset, formatBadRows, filterOverlongPrompts, type LoadDatasetOptions, type LoadedDataset,
 } from './dataset.js';
 export {
   gsm8kRow, gsm8kRowsFromFile, gsm8kGroundTruth, prepareGsm8k, GSM8K_DATA_SOURCE, GSM8K_INSTRUCTION, GSM8K_TOOL_SYSTEM_PROMPT,

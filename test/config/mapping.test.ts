@@ -6,10 +6,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  ConfigError, loadConfig, toActorLossConfig, toAdvantageOptions, toAgentFlowConfig, toDataOptions, toKlInRewardOptions, toModelLoadOptions,
-  toOptimizerOptions, toOptions, toPolicyLossOptions, toRolloutOptions, toSamplingParams, toTrainerOptions, toTrainerOptionsInput, toValueLossConfig,
+  ConfigError, criticEnabled, loadConfig, refEnabled, toAdvantageOptions, toAgentFlowConfig, toDataOptions, toKlInRewardOptions, toModelLoadOptions,
+  toRolloutOptions, toSamplingParams, toTrainerOptionsInput, type AgentR1Config,
 } from '../../src/config/index.js';
-import { resolveTrainerOptions } from '../../src/trainer/options.js';
+import { actorLossConfig, lrSchedule, resolveTrainerOptions, type TrainerOptions } from '../../src/trainer/index.js';
 import { runRollout, type AgentSample } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
 import * as torch from '../../src/torch/index.js';
@@ -18,6 +18,8 @@ import { qwen3Tokenizer, reply, userPrompt } from '../agent/helpers.js';
 import { assertClose, f64, maskOf } from '../rl/helpers.js';
 
 const recipe = new URL('../../recipes/gsm8k_tool/config.yaml', import.meta.url).pathname;
+/** What the Trainer runs with for a config: the one mapping, resolved. */
+const trainerOptions = (cfg: AgentR1Config): TrainerOptions => resolveTrainerOptions(toTrainerOptionsInput(cfg));
 
 describe('config -> options', () => {
   it('rollout options for runRollout (training and validation)', () => {
@@ -59,7 +61,7 @@ describe('config -> options', () => {
     assert.throws(() => toAgentFlowConfig(badEnable), /enable_thinking': got "maybe"; expected true or false/);
   });
 
-  it('advantage, policy-loss, actor-loss, value-loss and KL options', () => {
+  it('advantage, actor-loss, value-loss and KL options as the trainer takes them', () => {
     const cfg = loadConfig({
       overrides: [
         'algorithm.adv_estimator=gigpo', 'algorithm.gamma=0.95', 'algorithm.norm_adv_by_std_in_grpo=false', 'algorithm.gigpo.mode=mean_norm', 'algorithm.gigpo.step_advantage_w=0.5',
@@ -72,16 +74,15 @@ describe('config -> options', () => {
       estimator: 'gigpo',
       options: { gamma: 0.95, lam: 1, normAdvByStdInGrpo: false, gigpo: { stepAdvantageW: 0.5, mode: 'mean_norm', episodeStats: 'trajectory' } },
     });
-    assert.deepEqual(toPolicyLossOptions(cfg), {
-      lossMode: 'gspo',
-      config: { clipRatio: 0.2, clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, lossAggMode: 'seq-mean-token-sum-norm', denominators: { lossScaleFactor: 1024 } },
-    });
-    assert.deepEqual(toActorLossConfig(cfg), {
-      clipRatio: 0.2, clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, lossAggMode: 'seq-mean-token-sum-norm', denominators: { lossScaleFactor: 1024 },
+    const o = trainerOptions(cfg);
+    assert.deepEqual(actorLossConfig(o.actor), {
+      clipRatio: 0.2, clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 3, lossAggMode: 'seq-mean-token-sum-norm',
       lossMode: 'gspo', entropyCoeff: 0.01, useKlLoss: true, klLossCoef: 0.001, klLossType: 'low_var_kl',
     });
+    assert.equal(o.actor.lossScaleFactor, 1024);
     // The critic's loss_agg_mode follows the actor's (verl's oc.select).
-    assert.deepEqual(toValueLossConfig(cfg), { cliprangeValue: 0.2, lossAggMode: 'seq-mean-token-sum-norm' });
+    assert.deepEqual({ clip: o.critic.cliprangeValue, agg: o.critic.lossAggMode }, { clip: 0.2, agg: 'seq-mean-token-sum-norm' });
+    assert.deepEqual({ gamma: o.algorithm.gamma, std: o.algorithm.normAdvByStdInGrpo, gigpo: o.algorithm.gigpo }, { gamma: 0.95, std: false, gigpo: { stepAdvantageW: 0.5, mode: 'mean_norm', episodeStats: 'trajectory' } });
     assert.deepEqual(toKlInRewardOptions(cfg), { enabled: true, penalty: 'low_var_kl', controller: { type: 'adaptive', klCoef: 0.001, targetKl: 0.1, horizon: 10000 } });
     // The defaults of the rl layer agree with the config's.
     assert.deepEqual(rl.advantageConfig(toAdvantageOptions(loadConfig()).options), rl.advantageConfig());
@@ -89,9 +90,9 @@ describe('config -> options', () => {
 
   it('clip_ratio_low/high null fall back to clip_ratio (as verl)', () => {
     const cfg = loadConfig({ overrides: ['actor_rollout_ref.actor.clip_ratio=0.3', 'actor_rollout_ref.actor.clip_ratio_low=null', 'actor_rollout_ref.actor.clip_ratio_high=null'] });
-    const { config } = toPolicyLossOptions(cfg);
-    assert.equal(config.clipRatioLow, 0.3);
-    assert.equal(config.clipRatioHigh, 0.3);
+    const { actor } = trainerOptions(cfg);
+    assert.equal(actor.clipRatioLow, 0.3);
+    assert.equal(actor.clipRatioHigh, 0.3);
   });
 
   it('model, optimizer, data and trainer settings', () => {
@@ -115,33 +116,32 @@ describe('config -> options', () => {
     assert.equal(toModelLoadOptions(fp16, 'actor').cudaComputeDtype, 'float16');
     assert.equal(toModelLoadOptions(fp16, 'ref').cudaComputeDtype, 'float16');
     assert.equal(toModelLoadOptions(fp16, 'critic').cudaComputeDtype, 'bfloat16');
-    const opt = toOptimizerOptions(cfg, 'actor');
-    assert.equal(opt.lr, 1e-6);
-    assert.deepEqual(opt.betas, [0.9, 0.999]);
-    assert.equal(opt.lrSchedulerType, 'cosine');
-    assert.equal(opt.warmupSteps(200), 20);
-    assert.equal(toOptimizerOptions(loadConfig({ overrides: ['actor_rollout_ref.actor.optim.lr_warmup_steps=5', 'actor_rollout_ref.actor.optim.lr_warmup_steps_ratio=0.5'] })).warmupSteps(100), 5);
-    assert.equal(toOptimizerOptions(cfg, 'critic').lr, 1e-5);
+    const o = trainerOptions(cfg);
+    assert.equal(o.actor.optim.lr, 1e-6);
+    assert.deepEqual(o.actor.optim.betas, [0.9, 0.999]);
+    assert.equal(o.actor.optim.lrSchedulerType, 'cosine');
+    assert.equal(lrSchedule({ ...o.actor.optim, lrSchedulerType: 'constant' }, 200)(9), 1e-6 * 10 / 20, 'warmup ratio 0.1 of 200 steps: 20 warmup steps');
+    const fixed = trainerOptions(loadConfig({ overrides: ['actor_rollout_ref.actor.optim.lr_warmup_steps=5', 'actor_rollout_ref.actor.optim.lr_warmup_steps_ratio=0.5'] })).actor.optim;
+    assert.equal(lrSchedule(fixed, 100)(4), fixed.lr, 'lr_warmup_steps wins over the ratio');
+    assert.equal(o.critic.optim.lr, 1e-5);
     const data = toDataOptions(cfg);
     assert.deepEqual(data.trainFiles, [join(homedir(), 'a.parquet'), '/b.jsonl']);
     assert.equal(data.trainBatchSize, 256);
     assert.equal(data.seed, 42); // data.seed null -> trainer.seed
-    const trainer = toTrainerOptions(cfg);
-    assert.deepEqual(trainer.logger, ['console']);
-    assert.equal(trainer.totalEpochs, 15);
-    assert.equal(trainer.testFreq, 5);
-    assert.equal(trainer.defaultLocalDir, 'checkpoints/agent_r1_gsm8k_tool/qwen3_4b_agent_env_loop');
-    const all = toOptions(cfg);
-    assert.equal(all.critic.enabled, false); // grpo needs no critic
-    assert.equal(all.ref.enabled, true); // use_kl_loss
-    assert.equal(toOptions(loadConfig()).critic.enabled, true); // gae
+    assert.equal(o.trainer.console, true, "logger [console]");
+    assert.equal(o.trainer.totalEpochs, 15);
+    assert.equal(o.trainer.testFreq, 5);
+    assert.equal(o.trainer.defaultLocalDir, 'checkpoints/agent_r1_gsm8k_tool/qwen3_4b_agent_env_loop');
+    assert.equal(criticEnabled(cfg), false); // grpo needs no critic
+    assert.equal(refEnabled(cfg), true); // use_kl_loss
+    assert.equal(criticEnabled(loadConfig()), true); // gae
   });
 });
 
 describe('config -> trainer options', () => {
   it("the recipe's TrainerOptionsInput resolves to the recipe's settings", () => {
     const cfg = loadConfig({ configFile: recipe, overrides: ['trainer.rollout_data_dir=/tmp/rollouts', 'actor_rollout_ref.actor.optim.warmup_style=cosine', 'trainer.total_training_steps=40'] });
-    const o = resolveTrainerOptions(toTrainerOptionsInput(cfg));
+    const o = trainerOptions(cfg);
     assert.deepEqual(o.data, { trainBatchSize: 256, shuffle: true, seed: 42 });
     assert.equal(o.rollout.n, 5);
     assert.deepEqual(o.rollout.sampling, { maxTokens: 2048, temperature: 1, topP: 1 });
@@ -201,10 +201,11 @@ describe('config-driven calls', () => {
   it('computePolicyLoss with the config: clip_ratio_high and loss_agg_mode change the loss as verl does', () => {
     // One row, two action tokens, A = 1; delta = lp - old = [0.1, 0.3].
     const loss = (overrides: string[]) => torch.scope(() => {
-      const { lossMode, config } = toPolicyLossOptions(loadConfig({ overrides }));
-      return rl.computePolicyLoss(lossMode, {
+      const { actor } = trainerOptions(loadConfig({ overrides }));
+      const config = actorLossConfig(actor);
+      return rl.computePolicyLoss(actor.lossMode, {
         logprobs: f64([[-0.9, -0.7]], true), oldLogprobs: f64([[-1, -1]]), advantages: f64([[1, 1]]), responseMask: maskOf('11'),
-      }, config).loss.item();
+      }, actor.lossScaleFactor === undefined ? config : { ...config, denominators: { lossScaleFactor: actor.lossScaleFactor } }).loss.item();
     });
     const rho = Math.exp(0.1);
     assertClose(loss([]), -(rho + 1.2) / 2, 1e-12, 'clip 0.2, token-mean');

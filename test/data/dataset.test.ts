@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  DataFileError, batchesPerEpoch, epochBatches, epochOrder, formatBadRows, loadDataset, toAgentSample, writeJsonl, writeParquet,
+  DataFileError, formatBadRows, loadDataset, toAgentSample, writeJsonl, writeParquet,
 } from '../../src/data/index.js';
 import { UserError } from '../../src/errors.js';
 import { runPython } from '../helpers/python.js';
@@ -214,34 +214,5 @@ describe('writing parquet', () => {
 
   it('mixed column types are an error naming the problem', () => {
     assert.throws(() => writeParquet(join(tmp, 'mixed.parquet'), [{ a: 1 }, { a: 'x' }]), (e: Error) => e instanceof DataFileError && /mixes int and string/.test(e.message));
-  });
-});
-
-describe('epochs and batches', () => {
-  const rows = Array.from({ length: 10 }, (_, i) => i);
-
-  it('the same seed and epoch give the same batches; each epoch is a new permutation', () => {
-    const e0 = epochBatches(rows, 0, { batchSize: 3, seed: 42 });
-    assert.deepEqual(e0, epochBatches(rows, 0, { batchSize: 3, seed: 42 }));
-    assert.equal(e0.length, 3); // the last, short batch is dropped
-    assert.ok(e0.every((b) => b.length === 3));
-    const e1 = epochBatches(rows, 1, { batchSize: 3, seed: 42 });
-    assert.notDeepEqual(e0, e1);
-    assert.notDeepEqual(epochBatches(rows, 0, { batchSize: 3, seed: 43 }), e0);
-    for (let epoch = 0; epoch < 5; epoch++) {
-      assert.deepEqual([...epochOrder(10, { seed: 42, epoch })].sort((a, b) => a - b), rows);
-    }
-    // Pinned, so that a change of the shuffle (and so of every run's data order) is noticed.
-    assert.deepEqual(epochOrder(10, { seed: 42, epoch: 0 }), [0, 4, 7, 8, 1, 2, 5, 6, 9, 3]);
-    assert.deepEqual(epochOrder(10, { seed: 42, epoch: 1 }), [5, 3, 0, 8, 1, 4, 2, 6, 9, 7]);
-    assert.deepEqual(e0, [[0, 4, 7], [8, 1, 2], [5, 6, 9]]);
-  });
-
-  it('no shuffle keeps file order; dropLast false keeps the short batch', () => {
-    assert.deepEqual(epochBatches(rows, 3, { batchSize: 4, seed: 1, shuffle: false, dropLast: false }), [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]);
-    assert.equal(batchesPerEpoch(10, { batchSize: 4 }), 2);
-    assert.equal(batchesPerEpoch(10, { batchSize: 4, dropLast: false }), 3);
-    assert.deepEqual(epochBatches(rows, 0, { batchSize: 11, seed: 1 }), []);
-    assert.throws(() => batchesPerEpoch(10, { batchSize: 0 }), /batch size must be a positive integer; got 0/);
   });
 });

@@ -91,6 +91,10 @@ describe('batching', () => {
     assert.deepEqual(new BatchSchedule(10, 3, { shuffle: true, seed: 1 }).batch(4), s.batch(4));
     assert.deepEqual(new BatchSchedule(4, 2, { shuffle: false, seed: 1 }).batch(1).indices, [2, 3]);
     assert.throws(() => new BatchSchedule(2, 3, { shuffle: false, seed: 0 }), /fewer than data.train_batch_size/);
+    for (let epoch = 0; epoch < 4; epoch++) assert.deepEqual([...s.order(epoch)].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.notDeepEqual(new BatchSchedule(10, 3, { shuffle: true, seed: 2 }).order(0), s.order(0));
+    // Pinned, so that a change of the shuffle (and so of every run's data order) is noticed.
+    assert.deepEqual(s.order(0), [8, 4, 1, 2, 5, 0, 6, 7, 9, 3]);
   });
 
   it('learning-rate schedules: warmup then constant or cosine', () => {
