@@ -22,6 +22,8 @@ export interface RolloutOptions {
   /** When set, trajectories are appended here as JSON Lines (see `TrajectoryDump`). */
   dumpPath?: string;
   signal?: AbortSignal;
+  /** Called as each trajectory ends (finished or failed): how many have ended of how many. */
+  onTrajectoryEnd?: (ended: number, total: number) => void;
 }
 
 /** A step with its place in the batch; after the rollout every step has a reward (see `scoreTrajectory`). */
@@ -99,6 +101,9 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
   const ctx: FlowContext = { generator: opts.generator, tokenizer: opts.tokenizer, sampling: opts.sampling, config, signal: opts.signal };
   const dump = opts.dumpPath ? new TrajectoryDump(opts.dumpPath, opts.tokenizer) : undefined;
   const limit = pLimit(opts.concurrency ?? 64);
+  const total = samples.length * n;
+  let ended = 0;
+  const end = () => opts.onTrajectoryEnd?.(++ended, total);
 
   const jobs = samples.flatMap((sample, sampleIndex) => {
     const groupUid = randomUUID();
@@ -120,6 +125,8 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
         } catch (error) {
           dump?.writeFailure(origin, errorText(error));
           return { origin, error };
+        } finally {
+          end();
         }
       });
     });

@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { loadConfigWithInfo } from '../config/index.js';
 import { UserError } from '../errors.js';
+import { ProgressBars } from './progress.js';
 
 export interface TrainCommandOptions {
   config?: string;
@@ -14,7 +15,13 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
   if (addedKeys.length) process.stderr.write(`note: added keys agent-r1 does not read: ${addedKeys.join(', ')}\n`);
   const { trainerFromConfig } = await import('./training-run.js');
   const started = performance.now();
-  const run = await trainerFromConfig(config, { log: (line) => console.log(line) });
+  const bars = new ProgressBars();
+  let run: Awaited<ReturnType<typeof trainerFromConfig>> | undefined;
+  run = await trainerFromConfig(config, {
+    log: (line) => console.log(line),
+    onProgress: (e) => bars.update(e.phase, e.done, e.total, { step: e.step, totalSteps: run?.trainer.totalTrainingSteps }),
+    printLine: (line) => bars.log(line),
+  });
   try {
     const { trainer } = run;
     const t = trainer.options;
@@ -23,7 +30,7 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
       `flow ${t.rollout.defaultAgentFlow}, responses up to ${t.rollout.sampling.maxTokens} tokens (loaded in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
     );
     const fitStarted = performance.now();
-    const last = await trainer.fit();
+    const last = await trainer.fit().finally(() => bars.stop());
     const seconds = (performance.now() - fitStarted) / 1000;
     if (trainer.stepsRun > 0 && trainer.stepsTrained === 0) {
       // a run that trained nothing is a failure, whatever the loop's exit: say why and exit non-zero

@@ -17,7 +17,7 @@ import {
 } from '../config/index.js';
 import { DataFileError, filterOverlongPrompts, formatBadRows, loadDataset } from '../data/index.js';
 import type { AgentSample } from '../agent/index.js';
-import { Trainer } from '../trainer/index.js';
+import { Trainer, type TrainerComponents } from '../trainer/index.js';
 
 export interface TrainingRunOptions {
   /** Where progress notes go (what was loaded, from where, on which device). Default: nowhere. */
@@ -26,6 +26,9 @@ export interface TrainingRunOptions {
   metricsPath?: string;
   /** Called with each step's metrics, after they are written. */
   onMetrics?: (step: number, metrics: Record<string, number>) => void;
+  /** Progress inside each step (for progress bars) and where the per-step console line goes. */
+  onProgress?: TrainerComponents['onProgress'];
+  printLine?: TrainerComponents['printLine'];
 }
 
 /** Everything a run holds; `dispose()` frees it all (trainer states, engine, models). */
@@ -158,7 +161,7 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     // A fresh run starts a fresh metrics file; a resumed one appends.
     if (cfg.trainer.resume_mode === 'disable') rmSync(metricsPath, { force: true });
     input.trainer!.metricsPath = metricsPath;
-    const trainer = new Trainer({ policy, generator: engine, tokenizer, trainData, valData, reference, critic, onMetrics: opts.onMetrics }, input);
+    const trainer = new Trainer({ policy, generator: engine, tokenizer, trainData, valData, reference, critic, onMetrics: opts.onMetrics, onProgress: opts.onProgress, printLine: opts.printLine }, input);
     let disposed = false;
     const dispose = () => {
       if (disposed) return;

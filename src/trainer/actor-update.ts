@@ -35,11 +35,11 @@ const SUMMED = new Set(['pg_loss', 'entropy', 'kl_loss']);
  * pg_loss, pg_clipfrac, pg_clipfrac_lower, ppo_kl, entropy, kl_loss, grad_norm, lr.
  */
 export function updateActor(model: CausalLM, optimizer: Optimizer, batch: ActorBatch, o: ActorOptions,
-  run: { lr: number; n?: number; temperature?: number }): Record<string, number> {
+  run: { lr: number; n?: number; temperature?: number; onMiniBatch?: (done: number, total: number) => void }): Record<string, number> {
   const config = actorLossConfig(o);
   const withEntropy = o.entropyCoeff !== 0 || o.entropyMetric;
   return ppoLoop(model, optimizer, batch.rows, {
-    ...o, gradClip: o.optim.gradClip, lr: run.lr, n: run.n ?? 1, forward: { temperature: run.temperature ?? 1, withEntropy },
+    ...o, gradClip: o.optim.gradClip, lr: run.lr, n: run.n ?? 1, forward: { temperature: run.temperature ?? 1, withEntropy }, onMiniBatch: run.onMiniBatch,
   }, (mini) => {
     const counts = torch.scope(() => aggDenominators(selectRows(batch.rows.responseMask, mini)));
     const denominators = o.lossScaleFactor !== undefined ? { ...counts, lossScaleFactor: o.lossScaleFactor } : counts;

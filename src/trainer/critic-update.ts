@@ -24,11 +24,11 @@ export function criticMask(advEstimator: string, responseMask: Tensor): Tensor {
 
 /** One critic update; metrics without the `critic/` prefix: vf_loss, vf_clipfrac, vpred_mean, grad_norm, lr. */
 export function updateCritic(critic: CausalLM, optimizer: Optimizer, batch: CriticBatch, o: CriticOptions,
-  run: { lr: number; n?: number; advEstimator: string }): Record<string, number> {
+  run: { lr: number; n?: number; advEstimator: string; onMiniBatch?: (done: number, total: number) => void }): Record<string, number> {
   const mask = criticMask(run.advEstimator, batch.rows.responseMask);
   try {
     return ppoLoop(critic, optimizer, batch.rows, {
-      ...o, gradClip: o.optim.gradClip, lr: run.lr, n: run.n ?? 1, forward: { withValues: true },
+      ...o, gradClip: o.optim.gradClip, lr: run.lr, n: run.n ?? 1, forward: { withValues: true }, onMiniBatch: run.onMiniBatch,
     }, (mini) => {
       const denominators = torch.scope(() => aggDenominators(selectRows(mask, mini)));
       return (inputs, packed, indices) => {

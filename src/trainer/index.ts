@@ -20,7 +20,7 @@
  * and checkpoints. StepPO is `advEstimator: 'gae'` + a critic + `lossMode: 'gspo'` +
  * `lossAggMode: 'seq-mean-token-mean'` (gamma 0.99, lam 1).
  */
-export { Trainer, frozenCopy, type TrainerComponents, type Reseedable } from './trainer.js';
+export { Trainer, frozenCopy, type TrainerComponents, type TrainingProgress, type Reseedable } from './trainer.js';
 export {
   resolveTrainerOptions, needsCritic, type TrainerOptions, type TrainerOptionsInput, type DataOptions, type RolloutOptions,
   type ActorOptions, type CriticOptions, type AlgorithmOptions, type RunOptions, type OptimOptions, type UpdateOptions,

@@ -3,14 +3,14 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { dirname } from 'node:path';
 
 export class MetricsLog {
-  constructor(readonly o: { path?: string; console?: boolean; totalSteps?: number }) {
+  constructor(readonly o: { path?: string; console?: boolean; totalSteps?: number; print?: (line: string) => void }) {
     if (o.path) mkdirSync(dirname(o.path), { recursive: true });
   }
 
   /** Appends the step's metrics; `note` (e.g. why the batch was skipped) goes on the progress line. */
   write(step: number, metrics: Record<string, number>, note?: string): void {
     if (this.o.path) appendFileSync(this.o.path, JSON.stringify({ step, ...metrics }) + '\n');
-    if (this.o.console) console.log(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
+    if (this.o.console) (this.o.print ?? console.log)(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
   }
 
   /**

@@ -65,6 +65,8 @@ export interface PpoLoopOptions extends UpdateOptions {
   /** `rollout.n`: rows per prompt, so a mini-batch is `ppoMiniBatchSize x n` rows. */
   n: number;
   forward: { temperature?: number; withEntropy?: boolean; withValues?: boolean };
+  /** Called after each mini-batch's optimizer step (taken or skipped): how many of how many. */
+  onMiniBatch?: (done: number, total: number) => void;
 }
 
 /**
@@ -86,8 +88,10 @@ export function ppoLoop(model: CausalLM, optimizer: Optimizer, rows: TrainingRow
   let steps = 0;
   let skipped = 0;
   optimizer.lr = o.lr;
-  for (let epoch = 0; epoch < o.ppoEpochs; epoch++) {
-    for (const mini of miniBatches(rows, o.ppoMiniBatchSize * o.n, { shuffle: o.shuffle, seed: mixSeed(o.dataLoaderSeed, epoch) })) {
+  const epochs = Array.from({ length: o.ppoEpochs }, (_, epoch) => miniBatches(rows, o.ppoMiniBatchSize * o.n, { shuffle: o.shuffle, seed: mixSeed(o.dataLoaderSeed, epoch) }));
+  const total = epochs.reduce((count, minis) => count + minis.length, 0);
+  for (const minis of epochs) {
+    for (const mini of minis) {
       const sums: Record<string, number> = {};
       const means: Record<string, number> = {};
       let weight = 0;
@@ -120,6 +124,7 @@ export function ppoLoop(model: CausalLM, optimizer: Optimizer, rows: TrainingRow
       for (const [k, v] of Object.entries(sums)) totals[k] = (totals[k] ?? 0) + v;
       for (const [k, v] of Object.entries(means)) totals[k] = (totals[k] ?? 0) + (weight > 0 ? v / weight : 0);
       totals.grad_norm = (totals.grad_norm ?? 0) + gradNorm;
+      o.onMiniBatch?.(steps, total);
     }
   }
   const metrics: Record<string, number> = {};

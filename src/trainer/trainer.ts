@@ -39,6 +39,18 @@ export interface TrainerComponents {
   syncWeights?: (policy: CausalLM) => void | Promise<void>;
   /** Called with each step's metrics (after they are written). */
   onMetrics?: (step: number, metrics: Record<string, number>) => void;
+  /** Where the per-step console line goes when trainer.logger has console (default console.log; progress bars pass theirs). */
+  printLine?: (line: string) => void;
+  /** Called as work inside a step advances (trajectories ended, mini-batches updated): for progress bars. */
+  onProgress?: (event: TrainingProgress) => void;
+}
+
+/** Progress inside a training step (1-based `step`; validation at step 0 runs before training). */
+export interface TrainingProgress {
+  step: number;
+  phase: 'rollout' | 'validation' | 'update_critic' | 'update_actor';
+  done: number;
+  total: number;
 }
 
 /**
@@ -120,10 +132,16 @@ export class Trainer implements Disposable {
     this.criticLr = lrSchedule(o.critic.optim, this.totalTrainingSteps);
     if (c.critic && needsCritic(o.algorithm.advEstimator)) this.criticOptimizer = adam(c.critic, o.critic.optim);
     this.kl = createKlController(o.algorithm.klCtrl);
-    this.log = new MetricsLog({ path: o.trainer.metricsPath, console: o.trainer.console, totalSteps: this.totalTrainingSteps });
+    this.log = new MetricsLog({ path: o.trainer.metricsPath, console: o.trainer.console, totalSteps: this.totalTrainingSteps, print: c.printLine });
   }
 
   private get critic(): CausalLM | undefined { return this.criticOptimizer ? this.c.critic : undefined; }
+
+  /** A (done, total) callback reporting `phase` of `step` to onProgress, if one is set. */
+  private progress(step: number, phase: TrainingProgress['phase']): ((done: number, total: number) => void) | undefined {
+    const report = this.c.onProgress;
+    return report ? (done, total) => report({ step, phase, done, total }) : undefined;
+  }
 
   /** Resumes (per resume_mode), validates first if asked, trains to totalTrainingSteps with validation and checkpoints. */
   async fit(): Promise<Record<string, number>> {
@@ -190,6 +208,7 @@ export class Trainer implements Disposable {
     const rollout = await runRollout(this.batchAt(step), {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling: o.rollout.sampling, config: o.rollout.flow,
       n: o.rollout.n, defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency, dumpPath: o.rollout.dumpPath,
+      onTrajectoryEnd: this.progress(step + 1, 'rollout'),
     });
     const rolloutSeconds = (performance.now() - started) / 1000;
     const metrics: Record<string, number> = { ...rollout.metrics, 'training/epoch': epoch, 'training/global_step': step + 1 };
@@ -287,13 +306,13 @@ export class Trainer implements Disposable {
       const n = o.rollout.n;
       if (this.critic && this.criticOptimizer) {
         const cm = timed('update_critic', () => updateCritic(this.critic!, this.criticOptimizer!, { rows, values: values!, returns: adv.returns }, o.critic,
-          { lr: this.criticLr(step), n, advEstimator: o.algorithm.advEstimator }));
+          { lr: this.criticLr(step), n, advEstimator: o.algorithm.advEstimator, onMiniBatch: this.progress(step + 1, 'update_critic') }));
         for (const [k, v] of Object.entries(cm)) metrics[`critic/${k}`] = v;
       }
       // verl: `if critic_warmup <= global_steps` (global_steps counts from 1)
       if (o.critic.warmup <= step + 1) {
         const am = timed('update_actor', () => updateActor(this.c.policy, this.actorOptimizer, { rows, oldLogprobs, advantages: adv.advantages, refLogprobs }, o.actor,
-          { lr: this.actorLr(step), n, temperature }));
+          { lr: this.actorLr(step), n, temperature, onMiniBatch: this.progress(step + 1, 'update_actor') }));
         for (const [k, v] of Object.entries(am)) metrics[`actor/${k}`] = v;
       }
       return metrics;
@@ -310,6 +329,7 @@ export class Trainer implements Disposable {
     const rollout = await runRollout(data, {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling, config: o.rollout.flow, n: o.rollout.valN,
       defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency,
+      onTrajectoryEnd: this.progress(this.globalStep, 'validation'),
     });
     const totals = [...trajectoryTotals(rollout).values()];
     // A trajectory that failed or produced no step scores 0.
