@@ -11,7 +11,7 @@ import type { AgentFlowOutput, AgentFlowStep, AgentSample, Observation, Trajecto
 export class AgentEnvLoop extends AgentFlowBase {
   async run(sample: AgentSample, ctx: FlowContext): Promise<AgentFlowOutput> {
     const { config, tokenizer } = ctx;
-    const env = createEnvForSample(sample, config.envKwargs);
+    const env = createEnvForSample(sample, config.envKwargs, config.mcpServers);
     const steps: AgentFlowStep[] = [];
     const metrics: Record<string, number> = { generate_s: 0, env_step_s: 0 };
     let endReason: TrajectoryEndReason = 'max_steps';

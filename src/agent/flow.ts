@@ -1,4 +1,5 @@
 import type { ContextHook } from './context-hooks.js';
+import type { McpServerSpec } from './mcp-tools.js';
 import type { Generator, SamplingParams } from '../engine/generator.js';
 import { Registry } from '../registry.js';
 import type { ChatTemplateOptions, ChatTokenizer } from './tokenizer.js';
@@ -18,6 +19,8 @@ export interface AgentFlowConfig {
   skipSpecialTokens: boolean;
   /** Default `env_kwargs` (Agent-R1's agent flow config); a sample's own `env_kwargs` win. */
   envKwargs: Record<string, unknown>;
+  /** `actor_rollout_ref.rollout.agent.mcp_servers`: MCP servers by name, the only ones a row's `env_kwargs.mcp_servers` may name. */
+  mcpServers: Readonly<Record<string, McpServerSpec>>;
   /** `data.apply_chat_template_kwargs` (e.g. `enableThinking`). */
   chatTemplate: Omit<ChatTemplateOptions, 'tools' | 'addGenerationPrompt'>;
   /** Run in order on every observation before it is tokenized. */
@@ -30,6 +33,7 @@ export const defaultAgentFlowConfig: Readonly<AgentFlowConfig> = Object.freeze({
   maxSteps: 10,
   skipSpecialTokens: true,
   envKwargs: {},
+  mcpServers: {},
   chatTemplate: {},
   contextHooks: [],
 });

@@ -47,7 +47,7 @@ export { scoreTrajectory, type RewardSource } from './trajectory-reward.js';
 export { AgentFlowBase, defaultAgentFlowConfig, type AgentFlowClass, type AgentFlowConfig, type FlowContext } from './flow.js';
 export { SingleStepAgentFlow } from './single-step-flow.js';
 export { AgentEnvLoop } from './agent-env-loop.js';
-export { createEnvForSample } from './env-kwargs.js';
+export { createEnvForSample, envKwargsForSample, checkSampleMcpServers, type DeclaredMcpServers } from './env-kwargs.js';
 export { chatPromptIds, generateResponse, observationToPromptIds, promptTooLong, type PolicyResponse } from './policy-step.js';
 export { truncateOldToolResults, type ContextHook, type ContextHookInput, type TruncateToolResultsOptions } from './context-hooks.js';
 export { runRollout, type RolloutBatch, type RolloutOptions, type RolloutStep, type TrajectorySummary } from './rollout.js';

@@ -20,7 +20,10 @@ export interface ToolEnvKwargs {
   max_tool_calls_per_step?: number;
   /** Seconds a tool call may take before it is cancelled and reported as timed out. Default 60. */
   tool_timeout_s?: number;
-  /** MCP servers whose tools join this env; connected at reset, closed with the env. */
+  /**
+   * MCP servers whose tools join this env; connected at reset, closed with the env. Specs come from
+   * code or the config: a dataset row names declared servers instead (see `envKwargsForSample`).
+   */
   mcp_servers?: McpServerSpec[];
   /** Turns a tool failure into the text the model sees. */
   tool_error_text?: (error: ToolCallError) => string;
@@ -74,6 +77,9 @@ export class ToolEnv extends AgentEnv {
     if (tools !== undefined && !Array.isArray(tools)) throw new UserError(`env_kwargs.tools must be a list of tool names; got ${JSON.stringify(tools)}`);
     if (!tools?.length && !mcpServers?.length) {
       throw new UserError("the 'tool' env needs env_kwargs.tools (a list of tool names, e.g. [\"calc_gsm8k_reward\"]) or env_kwargs.mcp_servers");
+    }
+    if (mcpServers !== undefined && (!Array.isArray(mcpServers) || mcpServers.some((m) => typeof m !== 'object' || m === null))) {
+      throw new UserError(`env_kwargs.mcp_servers must be a list of server specs ({command, args} or {url}); names are resolved by agent_env_loop against actor_rollout_ref.rollout.agent.mcp_servers; got ${JSON.stringify(mcpServers)}`);
     }
     this.format = toolFormatFromName(this.kwargs.tool_format ?? 'hermes');
     for (const entry of tools ?? []) addTool(this.ownTools, typeof entry === 'string' ? BaseTool.fromName(entry) : entry);

@@ -16,7 +16,7 @@ import {
   type AgentR1Config, type ModelLoadSettings,
 } from '../config/index.js';
 import { DataFileError, filterOverlongPrompts, formatBadRows, loadDataset } from '../data/index.js';
-import type { AgentSample } from '../agent/index.js';
+import { checkSampleMcpServers, type AgentSample } from '../agent/index.js';
 import { Trainer, type TrainerComponents } from '../trainer/index.js';
 
 export interface TrainingRunOptions {
@@ -77,6 +77,22 @@ function load(m: ModelLoadSettings, device: Device, extra: ModelOptions = {}): C
   return loadCausalLM(m.path, { ...m.options, ...compute, ...extra, device });
 }
 
+/** Refuses, before any model loads, rows whose env_kwargs give an MCP server themselves or name an undeclared one. */
+function checkRowsSpawnNothing(cfg: AgentR1Config, sets: [string, readonly AgentSample[]][]): void {
+  const declared = toAgentFlowConfig(cfg).mcpServers;
+  const problems: string[] = [];
+  for (const [key, rows] of sets) {
+    rows.forEach((row, i) => {
+      try {
+        checkSampleMcpServers(row, declared);
+      } catch (e) {
+        problems.push(`${key} row ${i}: ${(e as Error).message}`);
+      }
+    });
+  }
+  if (problems.length) throw new DataFileError(`${problems.length} rows are refused:\n  ${problems.slice(0, 5).join('\n  ')}${problems.length > 5 ? '\n  ...' : ''}`);
+}
+
 /**
  * Builds a run from the config: checks paths first (a missing model folder or data file is a
  * `ConfigError` / `DataFileError` naming the key), then loads data, models and the engine.
@@ -113,6 +129,7 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     if (val.bad.length) log(`data: ${val.bad.length} bad validation rows skipped:\n${formatBadRows(val.bad, 5)}`);
     valData = val.rows;
   }
+  checkRowsSpawnNothing(cfg, [['data.train_files', trainData], ['data.val_files', valData]]);
   if (data.filterOverlongPrompts) {
     const { chatTemplate } = toAgentFlowConfig(cfg);
     const kept = filterOverlongPrompts(trainData, tokenizer, data.maxPromptLength, chatTemplate);

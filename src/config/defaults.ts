@@ -210,6 +210,9 @@ actor_rollout_ref:
       skip_special_tokens: true
       # ours: default env_kwargs for every row (a row's own env_kwargs win)
       env_kwargs: {}
+      # ours: MCP servers by name, {name: {command, args, env, cwd} or {url, headers}}; env_kwargs.mcp_servers
+      # (a row's or the defaults') lists names from here: a dataset row cannot give a command
+      mcp_servers: {}
       # ours: trajectories rolled out at once
       concurrency: 64
       # accepted (verl's agent loop spellings)

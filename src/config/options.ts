@@ -119,6 +119,7 @@ export function toAgentFlowConfig(cfg: AgentR1Config): AgentFlowConfig {
     maxSteps: r.agent.max_steps,
     skipSpecialTokens: r.agent.skip_special_tokens,
     envKwargs: defaultEnvKwargs(cfg),
+    mcpServers: r.agent.mcp_servers,
     chatTemplate: chatTemplateOptions(cfg.data.apply_chat_template_kwargs),
     contextHooks: [],
   };

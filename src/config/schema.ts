@@ -52,6 +52,12 @@ const fsdp = () => z.looseObject({
   }).nullable(),
 });
 
+const strMap = () => z.record(z.string(), z.string());
+const mcpServer = () => z.union([
+  z.strictObject({ command: z.string(), args: z.array(z.string()).optional(), env: strMap().optional(), cwd: z.string().optional() }),
+  z.strictObject({ url: z.string(), headers: strMap().optional() }),
+], { error: '{command, args, env, cwd} (a stdio server) or {url, headers} (Streamable HTTP)' }).describe('{command, args, env, cwd} (a stdio server) or {url, headers} (Streamable HTTP)');
+
 const checkpoint = () => z.looseObject({
   save_contents: strList(),
   load_contents: strList(),
@@ -184,6 +190,7 @@ export const configSchema = z.looseObject({
         max_steps: int(1),
         skip_special_tokens: bool(),
         env_kwargs: map(),
+        mcp_servers: z.record(z.string(), mcpServer()).describe('a mapping of server name to {command, args, env, cwd} (stdio) or {url, headers} (Streamable HTTP)'),
         concurrency: int(1),
         default_agent_loop: strOrNull(),
         agent_loop_config_path: strOrNull(),

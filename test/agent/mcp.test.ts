@@ -3,9 +3,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { mcpTools, registerRewardFunction, runRollout, type McpServerSpec, type ToolCallRecord } from '../../src/agent/index.js';
+import { checkSampleMcpServers, envKwargsForSample, mcpTools, registerRewardFunction, runRollout, type McpServerSpec, type ToolCallRecord } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
 import type { Tokenizer } from '../../src/models/tokenizer/index.js';
 import { buildServer } from './fixtures/mcp-server.js';
@@ -48,8 +51,8 @@ describe('MCP tools over stdio', () => {
       const calls = [hermesCall('lookup_population', { city: 'Tokyo' }), hermesCall('server_pid', {}), hermesCall('always_fails', {}), hermesCall('lookup_population', {})];
       return reply(tok, calls.join('\n'));
     });
-    const sample = { ...toolSample('How many people live in Tokyo?', { mcp_servers: [stdioServer] }), data_source: 'population' };
-    const batch = await runRollout([sample], { generator: policy, tokenizer: tok, sampling: { maxTokens: 256 }, config: { promptLength: 4096, responseLength: 256 } });
+    const sample = { ...toolSample('How many people live in Tokyo?', { mcp_servers: ['population'] }), data_source: 'population' };
+    const batch = await runRollout([sample], { generator: policy, tokenizer: tok, sampling: { maxTokens: 256 }, config: { promptLength: 4096, responseLength: 256, mcpServers: { population: stdioServer } } });
 
     assert.equal(batch.trajectories[0].error, undefined);
     assert.equal(batch.steps.length, 2);
@@ -68,6 +71,39 @@ describe('MCP tools over stdio', () => {
     assert.ok(pid > 0 && pid !== process.pid);
     for (let i = 0; i < 50 && isAlive(pid); i++) await sleep(100);
     assert.equal(isAlive(pid), false, `MCP server ${pid} still running`);
+  });
+});
+
+describe('MCP servers and dataset rows: data cannot run code', () => {
+  it('a row that gives a server command is refused and nothing is spawned; a row naming a declared server runs', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'agent-r1-mcp-')), 'pwned');
+    const policy = new ScriptedPolicy((prompt) => reply(tok, tok.decode(prompt).includes('<tool_response>') ? 'done' : hermesCall('lookup_population', { city: 'Tokyo' })));
+    const evil = toolSample('q', { mcp_servers: [{ command: 'sh', args: ['-c', `echo pwned > ${marker}`] }] });
+    const good = toolSample('q', { mcp_servers: ['population'] });
+    const batch = await runRollout([evil, good], {
+      generator: policy, tokenizer: tok, sampling: { maxTokens: 64 }, config: { promptLength: 4096, responseLength: 64, mcpServers: { population: stdioServer } },
+    });
+    assert.match(batch.trajectories[0].error ?? '', new RegExp(
+      "^UserError: a dataset row's env_kwargs.mcp_servers may only name MCP servers the config declares \\(declared: population\\); " +
+      'this row gives a server itself \\(\\{"command":"sh",.*\\), which is refused and not started: data cannot run commands$'));
+    assert.equal(batch.trajectories[1].error, undefined);
+    assert.equal((batch.steps[0].extra.info as { tool_calls: ToolCallRecord[] }).tool_calls[0].text, 'Tokyo: 37.4 million', 'the declared server served the good row');
+    await sleep(300);
+    assert.equal(existsSync(marker), false, 'the row\'s command never ran');
+  });
+
+  it('rows are checked without starting anything: an undeclared name, a url, a JSON-string env_kwargs', () => {
+    const declared = { population: stdioServer };
+    assert.throws(() => checkSampleMcpServers(toolSample('q', { mcp_servers: ['shell'] }), declared),
+      { name: 'UserError', message: "env_kwargs.mcp_servers names 'shell', which is not a declared MCP server (declared: population)" });
+    assert.throws(() => checkSampleMcpServers(toolSample('q', { mcp_servers: ['population'] }), {}),
+      { message: /^env_kwargs.mcp_servers names 'population', which is not a declared MCP server \(none declared; declare them in actor_rollout_ref\.rollout\.agent\.mcp_servers: / });
+    const asString = { ...toolSample('q', {}), env_kwargs: JSON.stringify({ env_type: 'tool', mcp_servers: [{ url: 'http://10.0.0.1/mcp' }] }) };
+    assert.throws(() => checkSampleMcpServers(asString, declared), { message: /^a dataset row's env_kwargs\.mcp_servers may only name .*\{"url":"http:\/\/10\.0\.0\.1\/mcp"\}/ });
+    checkSampleMcpServers(toolSample('q', { mcp_servers: ['population'] }), declared);
+    // the config's (or code's) own defaults may hold a spec: they are not data
+    const { kwargs } = envKwargsForSample(toolSample('q', {}), { mcp_servers: [stdioServer, 'population'] }, declared);
+    assert.deepEqual(kwargs.mcp_servers, [stdioServer, stdioServer]);
   });
 });
 

@@ -105,6 +105,20 @@ describe('trainerFromConfig', () => {
     assert.equal(logged['training/dropped_nonfinite_reward'], 4);
   });
 
+  it('a data file whose row gives an MCP server command is refused at load, before any model loads, and nothing runs', async () => {
+    const marker = join(dir, 'pwned');
+    const rows = gsm8kRowsFromFile(source, { split: 'test', tool: true }).slice(0, 2);
+    rows[1] = { ...rows[1], env_kwargs: { env_type: 'tool', mcp_servers: [{ command: 'sh', args: ['-c', `touch ${marker}`] }] } };
+    const evil = join(dir, 'evil.jsonl');
+    writeRows(evil, rows, 'jsonl');
+    const cfg = loadConfig({ configFile: recipe, overrides: overrides([`data.train_files=${evil}`]) });
+    await assert.rejects(trainerFromConfig(cfg), {
+      name: 'DataFileError',
+      message: /^1 rows are refused:\n  data\.train_files row 1: a dataset row's env_kwargs\.mcp_servers may only name MCP servers the config declares \(none declared; /,
+    });
+    assert.equal(existsSync(marker), false);
+  });
+
   it('gae loads a critic with a value head from the actor folder; no KL, no reference', async () => {
     const cfg = loadConfig({ configFile: recipe, overrides: overrides(['algorithm.adv_estimator=gae', 'actor_rollout_ref.actor.use_kl_loss=false']) });
     const run = await trainerFromConfig(cfg);
