@@ -25,12 +25,14 @@ describe('config -> options', () => {
   it('rollout options for runRollout (training and validation)', () => {
     const cfg = loadConfig({
       configFile: recipe,
-      overrides: ['actor_rollout_ref.rollout.top_k=20', 'actor_rollout_ref.rollout.top_p=0.95', '+data.apply_chat_template_kwargs.enable_thinking=false', '+data.apply_chat_template_kwargs.custom=1', 'actor_rollout_ref.rollout.agent.concurrency=16'],
+      overrides: ['actor_rollout_ref.rollout.top_k=20', 'actor_rollout_ref.rollout.top_p=0.95', '+data.apply_chat_template_kwargs.enable_thinking=false', '+data.apply_chat_template_kwargs.custom=1', 'actor_rollout_ref.rollout.agent.concurrency=16',
+        '+actor_rollout_ref.rollout.agent.mcp_servers.search={command: node, args: [search.js]}'],
     });
     assert.deepEqual(toRolloutOptions(cfg), {
       sampling: { maxTokens: 2048, temperature: 1, topP: 0.95, topK: 20 },
       config: {
         promptLength: 4096, responseLength: 2048, maxSteps: 5, skipSpecialTokens: true, envKwargs: {},
+        mcpServers: { search: { command: 'node', args: ['search.js'] } },
         chatTemplate: { enableThinking: false, templateVars: { custom: 1 } }, contextHooks: [],
       },
       n: 5,
