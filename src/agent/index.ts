@@ -41,12 +41,6 @@ export { gptOssFormat } from './formats/gpt-oss.js';
 export { ToolEnv, type ToolEnvKwargs } from './tool-env.js';
 export { mcpTools, type McpServerSpec, type McpToolSet } from './mcp-tools.js';
 export { CalcGsm8kRewardTool } from './tools/calc-gsm8k-reward.js';
-export { CalculatorTool } from './tools/calculator.js';
-export {
-  ArithmeticError, calculate, evaluateArithmetic, formatArithmeticResult, parseArithmetic, MAX_EXPRESSION_CHARS, RESULT_DECIMALS,
-  type ArithmeticNode, type ArithmeticOp,
-} from './tools/arithmetic-expression.js';
-export { arithmeticAnswer, arithmeticAnswerScore } from './rewards/arithmetic.js';
 export { extractGsm8kSolution, gsm8kScore, type Gsm8kMethod, type Gsm8kScoreOptions } from './rewards/gsm8k.js';
 export { registerRewardFunction, rewardDataSources, rewardFunctionFor, RewardFunctionError, toRewardResult, type RewardFunction, type RewardInput, type RewardResult } from './reward-function.js';
 export { scoreTrajectory, type RewardSource } from './trajectory-reward.js';
@@ -57,5 +51,5 @@ export { createEnvForSample, envKwargsForSample, checkSampleMcpServers, type Dec
 export { chatPromptIds, generateResponse, observationToPromptIds, promptTooLong, type PolicyResponse } from './policy-step.js';
 export { truncateOldToolResults, type ContextHook, type ContextHookInput, type TruncateToolResultsOptions } from './context-hooks.js';
 export { runRollout, type RolloutBatch, type RolloutOptions, type RolloutStep, type TrajectorySummary } from './rollout.js';
-export { TrajectoryDump, type StepOrigin } from './trajectory-dump.js';
+export { writeTrajectoryDump, type DumpedTrajectory, type StepOrigin } from './trajectory-dump.js';
 export { registerBuiltins } from './builtins.js';

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { AgentFlowBase, defaultAgentFlowConfig, type AgentFlowConfig, type FlowContext } from './flow.js';
 import type { Generator, SamplingParams } from '../engine/generator.js';
 import type { ChatTokenizer } from './tokenizer.js';
-import { TrajectoryDump, type StepOrigin } from './trajectory-dump.js';
+import { writeTrajectoryDump, type DumpedTrajectory, type StepOrigin } from './trajectory-dump.js';
 import { scoreTrajectory } from './trajectory-reward.js';
 import type { AgentFlowOutput, AgentFlowStep, AgentSample, TrajectoryEndReason } from './types.js';
 
@@ -19,8 +19,10 @@ export interface RolloutOptions {
   defaultAgentFlow?: string;
   /** Trajectories run at once. Default 64. */
   concurrency?: number;
-  /** When set, trajectories are appended here as JSON Lines (see `TrajectoryDump`). */
+  /** When set, the rollout is written here as JSON Lines, one line per trajectory (see `writeTrajectoryDump`). */
   dumpPath?: string;
+  /** The global step the dump records (`step`); default 0. */
+  dumpStep?: number;
   signal?: AbortSignal;
   /** Called as each trajectory ends (finished or failed): how many have ended of how many. */
   onTrajectoryEnd?: (ended: number, total: number) => void;
@@ -55,6 +57,10 @@ function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
+function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
 /** Per-batch metrics: counts by end reason, failures, and the flows' own metrics summed and averaged. */
 function batchMetrics(trajectories: TrajectorySummary[], outputs: AgentFlowOutput[], steps: RolloutStep[]): Record<string, number> {
   const metrics: Record<string, number> = {
@@ -63,7 +69,8 @@ function batchMetrics(trajectories: TrajectorySummary[], outputs: AgentFlowOutpu
     'rollout/num_steps': steps.length,
     'rollout/steps_per_trajectory': outputs.length ? steps.length / outputs.length : 0,
     'rollout/response_length_mean': steps.length ? steps.reduce((s, x) => s + x.responseIds.length, 0) / steps.length : 0,
-    'rollout/reward_mean': steps.length ? steps.reduce((s, x) => s + x.rewardScore, 0) / steps.length : 0,
+    // Over steps with a finite reward (the trainer drops and counts the others).
+    'rollout/reward_mean': mean(steps.map((x) => x.rewardScore).filter(Number.isFinite)),
   };
   // Tool calls, as envs report them in a step's info (ToolEnv: `tool_calls`, `tool_errors`).
   let toolCalls = 0;
@@ -99,7 +106,6 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
   // Unknown flow names are a setup mistake: fail before any generation.
   const flowClasses = samples.map((s) => AgentFlowBase.classFor(s.agent_name ?? defaultFlow));
   const ctx: FlowContext = { generator: opts.generator, tokenizer: opts.tokenizer, sampling: opts.sampling, config, signal: opts.signal };
-  const dump = opts.dumpPath ? new TrajectoryDump(opts.dumpPath, opts.tokenizer) : undefined;
   const limit = pLimit(opts.concurrency ?? 64);
   const total = samples.length * n;
   let ended = 0;
@@ -117,14 +123,13 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
         agentName: sample.agent_name ?? defaultFlow,
       };
       return limit(async () => {
+        let output: AgentFlowOutput | undefined;
         try {
-          const output = await new flowClasses[sampleIndex]().run(sample, ctx);
+          output = await new flowClasses[sampleIndex]().run(sample, ctx);
           await scoreTrajectory(sample, output.steps, opts.tokenizer);
-          dump?.writeSteps(origin, output.steps, output);
-          return { origin, output };
+          return { origin, sample, output };
         } catch (error) {
-          dump?.writeFailure(origin, errorText(error));
-          return { origin, error };
+          return { origin, sample, error, partial: output };
         } finally {
           end();
         }
@@ -133,7 +138,14 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
   });
 
   const results = await Promise.all(jobs);
-  await dump?.close();
+  if (opts.dumpPath) {
+    const dumped = results.map((r): DumpedTrajectory =>
+      'error' in r
+        ? { origin: r.origin, sample: r.sample, steps: r.partial?.steps ?? [], endReason: 'error', error: errorText(r.error) }
+        : { origin: r.origin, sample: r.sample, steps: r.output.steps, endReason: r.output.endReason, endDetail: r.output.endDetail },
+    );
+    writeTrajectoryDump(opts.dumpPath, dumped, { tokenizer: opts.tokenizer, globalStep: opts.dumpStep ?? 0 });
+  }
   if (results.length > 0 && results.every((r) => 'error' in r)) throw (results[0] as { error: unknown }).error;
 
   const steps: RolloutStep[] = [];

@@ -1,9 +1,9 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ChatTokenizer } from './tokenizer.js';
-import type { AgentFlowStep } from './types.js';
+import type { AgentFlowStep, AgentSample } from './types.js';
 
-/** Where a step came from in the batch. */
+/** Where a trajectory came from in the batch. */
 export interface StepOrigin {
   trajectoryUid: string;
   groupUid: string;
@@ -13,65 +13,69 @@ export interface StepOrigin {
   agentName: string;
 }
 
-function originFields(origin: StepOrigin): Record<string, unknown> {
-  return {
-    trajectory_uid: origin.trajectoryUid,
-    group_uid: origin.groupUid,
-    sample_index: origin.sampleIndex,
-    rollout_index: origin.rolloutIndex,
-    data_source: origin.dataSource,
-    agent_name: origin.agentName,
-  };
+/** One trajectory of a rollout as the dump records it: its steps so far, how it ended, or why it failed. */
+export interface DumpedTrajectory {
+  origin: StepOrigin;
+  sample: AgentSample;
+  steps: readonly AgentFlowStep[];
+  endReason: string;
+  endDetail?: string;
+  error?: string;
 }
 
 /**
- * Writes trajectories as JSON Lines, one line per step (decoded prompt and response, ids, reward,
- * tool calls and results, timings, finish reason), and one line per failed trajectory.
- * For reading rollouts by eye and for replaying them; not read back by the trainer.
+ * Writes a rollout as JSON Lines, one line per trajectory in batch order, in Agent-R1's layout
+ * (`build_trajectory_dump_entries`): `trajectory_uid`, `input` (the first step's prompt), `output`
+ * (the last step's response), `gts`, `score` (the steps' rewards summed), `step` (the global step),
+ * `num_steps`, and `steps` with each step's `step_index`, `input`, `output`, `gts`, `score`. Text is
+ * decoded without special tokens, as Agent-R1 does; each step also keeps its exact ids, logprobs,
+ * reward source, tool calls and timings, and the trajectory its place in the batch, end reason, and
+ * error (a failed trajectory keeps the steps it had). The file is replaced, not appended to: a
+ * step that runs again (after a resume) rewrites its file.
  */
-export class TrajectoryDump {
-  private readonly stream: WriteStream;
-
-  constructor(
-    path: string,
-    private readonly tokenizer: ChatTokenizer,
-  ) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.stream = createWriteStream(path, { flags: 'a' });
-  }
-
-  writeSteps(origin: StepOrigin, steps: AgentFlowStep[], end: { endReason: string; endDetail?: string }): void {
-    if (steps.length === 0) this.write({ ...originFields(origin), end_reason: end.endReason, end_detail: end.endDetail });
-    for (const step of steps) {
+export function writeTrajectoryDump(path: string, trajectories: readonly DumpedTrajectory[], o: { tokenizer: ChatTokenizer; globalStep: number }): void {
+  const text = (ids: readonly number[]) => o.tokenizer.decode(ids, { skipSpecialTokens: true });
+  const lines = trajectories.map((t) => {
+    const gts = t.sample.reward_model?.ground_truth ?? null;
+    const steps = t.steps.map((step) => {
       const info = (step.extra.info ?? {}) as Record<string, unknown>;
-      this.write({
-        ...originFields(origin),
+      return {
         step_index: step.stepIndex,
-        prompt: this.tokenizer.decode(step.promptIds, { skipSpecialTokens: false }),
-        response: this.tokenizer.decode(step.responseIds, { skipSpecialTokens: false }),
+        input: text(step.promptIds),
+        output: text(step.responseIds),
+        gts,
+        score: step.rewardScore ?? null,
+        reward_source: step.extra.rewardSource,
+        pred: step.extra.rewardPred,
+        reward_extra_info: step.extra.rewardExtraInfo,
         prompt_ids: step.promptIds,
         response_ids: step.responseIds,
         response_logprobs: step.responseLogprobs,
-        reward: step.rewardScore,
-        reward_source: step.extra.rewardSource,
         finish_reason: step.finishReason,
         tool_calls: info.tool_calls,
         timing: step.extra.timing,
-        ...(step.stepIndex === steps.length - 1 ? { end_reason: end.endReason, end_detail: end.endDetail } : {}),
-      });
-    }
-  }
-
-  writeFailure(origin: StepOrigin, error: string): void {
-    this.write({ ...originFields(origin), error });
-  }
-
-  private write(record: Record<string, unknown>): void {
-    this.stream.write(`${JSON.stringify(record)}\n`);
-  }
-
-  /** Flushes and closes the file. */
-  close(): Promise<void> {
-    return new Promise((resolve, reject) => this.stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
-  }
+      };
+    });
+    const entry = {
+      trajectory_uid: t.origin.trajectoryUid,
+      group_uid: t.origin.groupUid,
+      sample_index: t.origin.sampleIndex,
+      rollout_index: t.origin.rolloutIndex,
+      data_source: t.origin.dataSource,
+      agent_name: t.origin.agentName,
+      input: steps.length ? steps[0].input : null,
+      output: steps.length ? steps[steps.length - 1].output : null,
+      gts,
+      score: t.error ? null : t.steps.reduce((a, s) => a + (s.rewardScore ?? 0), 0),
+      step: o.globalStep,
+      num_steps: steps.length,
+      end_reason: t.endReason,
+      end_detail: t.endDetail,
+      error: t.error,
+      steps,
+    };
+    return JSON.stringify(entry);
+  });
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, lines.map((l) => `${l}\n`).join(''));
 }

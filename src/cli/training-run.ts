@@ -5,7 +5,7 @@
 // it has none), the in-process Engine over the policy's own parameter tensors, and the Trainer.
 // It lives with the CLI, above every layer it wires (config and data sit above the trainer);
 // src/config/ maps the keys, and nothing here spells a verl key except in error messages.
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import type { Device } from '../torch/index.js';
@@ -175,8 +175,7 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     const input = toTrainerOptionsInput(cfg);
     const checkpointDir = input.trainer!.defaultLocalDir!;
     const metricsPath = opts.metricsPath ?? join(checkpointDir, 'metrics.jsonl');
-    // A fresh run starts a fresh metrics file; a resumed one appends.
-    if (cfg.trainer.resume_mode === 'disable') rmSync(metricsPath, { force: true });
+    // Trainer.fit starts a fresh metrics file when it resumes no checkpoint, and continues it when it does.
     input.trainer!.metricsPath = metricsPath;
     const trainer = new Trainer({ policy, generator: engine, tokenizer, trainData, valData, reference, critic, onMetrics: opts.onMetrics, onProgress: opts.onProgress, printLine: opts.printLine }, input);
     let disposed = false;

@@ -276,7 +276,7 @@ function trainerOptim(o: AgentR1Config['critic']['optim'], gradClip: number): Op
 
 /**
  * What `new Trainer(...)` / `resolveTrainerOptions` take (`TrainerOptionsInput`), from the config.
- * `trainer.rollout_data_dir` becomes one JSON Lines file of trajectories there; `trainer.logger`
+ * `trainer.rollout_data_dir` / `validation_data_dir` get one JSON Lines file per global step; `trainer.logger`
  * containing `console` turns on the per-step progress line.
  */
 export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
@@ -353,7 +353,8 @@ export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
     },
   };
   if (actor.loss_scale_factor !== null) input.actor!.lossScaleFactor = actor.loss_scale_factor;
-  if (t.rollout_data_dir) input.rollout!.dumpPath = `${expandHome(t.rollout_data_dir)}/trajectories.jsonl`;
+  if (t.rollout_data_dir) input.trainer!.rolloutDataDir = expandHome(t.rollout_data_dir);
+  if (t.validation_data_dir) input.trainer!.validationDataDir = expandHome(t.validation_data_dir);
   if (t.total_training_steps !== null) input.trainer!.totalTrainingSteps = t.total_training_steps;
   if (t.resume_from_path !== null) input.trainer!.resumeFromPath = expandHome(t.resume_from_path);
   if (t.max_actor_ckpt_to_keep !== null) input.trainer!.maxCkptToKeep = t.max_actor_ckpt_to_keep;

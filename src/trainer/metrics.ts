@@ -13,6 +13,11 @@ export class MetricsLog {
     if (this.o.console) (this.o.print ?? console.log)(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
   }
 
+  /** Empties the file: a fresh run (no checkpoint resumed) starts a new series. */
+  startFresh(): void {
+    if (this.o.path) writeFileSync(this.o.path, '');
+  }
+
   /**
    * Drops the lines past `step` (a run resumed from an older checkpoint redoes those steps, so
    * their old lines would make a second series), and a torn last line; returns how many went.

@@ -93,8 +93,6 @@ export interface RolloutOptions {
   defaultAgentFlow: string;
   /** Trajectories in flight at once (64). */
   concurrency: number;
-  /** Append every trajectory to this JSON Lines file. */
-  dumpPath?: string;
   /** Recompute old log-probs with the policy (true, as verl); false uses the rollout's (needs the engine to return them). */
   recomputeOldLogprobs: boolean;
   /** Rows per forward when recomputing log-probs / values (`log_prob_micro_batch_size_per_gpu`; 0 = all rows at once). */
@@ -130,8 +128,12 @@ export interface RunOptions {
   resumeFromPath?: string;
   /** `trainer.max_actor_ckpt_to_keep` (unlimited when undefined). */
   maxCkptToKeep?: number;
-  /** Metrics as JSON Lines to this file. */
+  /** Metrics as JSON Lines to this file: a fresh run (no checkpoint resumed) starts it anew, a resumed one continues it. */
   metricsPath?: string;
+  /** `trainer.rollout_data_dir`: each training step's rollout to `<dir>/<global_step>.jsonl`, one line per trajectory. */
+  rolloutDataDir?: string;
+  /** `trainer.validation_data_dir`: each validation's rollout to `<dir>/<global_step>.jsonl`. */
+  validationDataDir?: string;
   /** Print a progress line per step (true). */
   console: boolean;
   /** Floating-point dtype of the RL tensors (float32; float64 for exactness tests). */
@@ -191,7 +193,7 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
     rollout: {
       n: r.n ?? 1, sampling, valSampling: { ...sampling, temperature: 0, ...(r.valSampling ?? {}) } as SamplingParams,
       valN: r.valN ?? 1, flow: (r.flow ?? {}) as Partial<AgentFlowConfig>, defaultAgentFlow: r.defaultAgentFlow ?? 'single_step_agent',
-      concurrency: r.concurrency ?? 64, dumpPath: r.dumpPath, recomputeOldLogprobs: r.recomputeOldLogprobs ?? true,
+      concurrency: r.concurrency ?? 64, recomputeOldLogprobs: r.recomputeOldLogprobs ?? true,
       logProbMicroBatchSize: r.logProbMicroBatchSize ?? 0,
     },
     actor: {
@@ -212,7 +214,7 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
       totalEpochs: t.totalEpochs ?? 1, totalTrainingSteps: t.totalTrainingSteps, testFreq: t.testFreq ?? -1,
       valBeforeTrain: t.valBeforeTrain ?? false, valOnly: t.valOnly ?? false, saveFreq: t.saveFreq ?? -1, defaultLocalDir: t.defaultLocalDir ?? 'checkpoints',
       resumeMode: t.resumeMode ?? 'disable', resumeFromPath: t.resumeFromPath, maxCkptToKeep: t.maxCkptToKeep,
-      metricsPath: t.metricsPath, console: t.console ?? true, rlDtype: t.rlDtype ?? 'float32',
+      metricsPath: t.metricsPath, rolloutDataDir: t.rolloutDataDir, validationDataDir: t.validationDataDir, console: t.console ?? true, rlDtype: t.rlDtype ?? 'float32',
     },
   };
   for (const [name, u] of [['actor', options.actor], ['critic', options.critic]] as const) {

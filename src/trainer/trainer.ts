@@ -1,6 +1,7 @@
 // The training loop: dataset rows -> rollout (agent flows against a Generator) -> rows ->
 // old/ref log-probs and values -> rewards (KL in reward) -> advantages -> critic and actor
 // updates -> weights to the engine -> metrics -> validation and checkpoints.
+import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import { AdamW, type Tensor } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
@@ -17,6 +18,7 @@ import { updateCritic } from './critic-update.js';
 import { lrSchedule } from './schedule.js';
 import { BatchSchedule } from './data.js';
 import { MetricsLog } from './metrics.js';
+import { trajectoryScores, validationMetrics } from './reward-metrics.js';
 import { mixSeed } from '../random.js';
 import { latestCheckpoint, loadCheckpoint, saveCheckpoint, type CheckpointParts, type TrainerState } from './checkpoint.js';
 
@@ -67,18 +69,6 @@ export function frozenCopy(model: CausalLM): CausalLM {
 }
 
 function mean(xs: readonly number[]): number { return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0; }
-
-/** Per-trajectory total rewards of a rollout (trajectories with steps). */
-function trajectoryTotals(batch: RolloutBatch): Map<string, { total: number; dataSource: string }> {
-  const out = new Map<string, { total: number; dataSource: string }>();
-  const sources = new Map(batch.trajectories.map((t) => [t.trajectoryUid, t.dataSource]));
-  for (const s of batch.steps) {
-    const e = out.get(s.trajectoryUid) ?? { total: 0, dataSource: sources.get(s.trajectoryUid) ?? '' };
-    e.total += s.rewardScore;
-    out.set(s.trajectoryUid, e);
-  }
-  return out;
-}
 
 /** Why a rollout left no step to train on, in words: the trajectories' end reasons (with the first detail) and the non-finite rewards. */
 function skipReason(batch: RolloutBatch, nonFinite: number): string {
@@ -158,6 +148,8 @@ export class Trainer implements Disposable {
       // the steps after the checkpoint are trained again: their old metrics lines go
       const cut = this.log.cutAfter(this.globalStep);
       if (t.console) console.log(`resumed from ${resumeFrom} at step ${this.globalStep}${cut ? `; ${cut} metrics lines past it removed` : ''}`);
+    } else {
+      this.log.startFresh();
     }
     this.stepsRun = 0;
     this.stepsTrained = 0;
@@ -207,13 +199,15 @@ export class Trainer implements Disposable {
     torch.manualSeed(mixSeed(o.data.seed, 0x70c4, step));
     const rollout = await runRollout(this.batchAt(step), {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling: o.rollout.sampling, config: o.rollout.flow,
-      n: o.rollout.n, defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency, dumpPath: o.rollout.dumpPath,
+      n: o.rollout.n, defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency,
       onTrajectoryEnd: this.progress(step + 1, 'rollout'),
+      // `<rollout_data_dir>/<global_step>.jsonl`, the step being trained counted from 1 (verl's global_steps).
+      ...(o.trainer.rolloutDataDir ? { dumpPath: join(o.trainer.rolloutDataDir, `${step + 1}.jsonl`), dumpStep: step + 1 } : {}),
     });
     const rolloutSeconds = (performance.now() - started) / 1000;
     const metrics: Record<string, number> = { ...rollout.metrics, 'training/epoch': epoch, 'training/global_step': step + 1 };
-    const totals = [...trajectoryTotals(rollout).values()].map((t) => t.total).filter(Number.isFinite);
-    metrics['reward/trajectory_mean'] = mean(totals);
+    // Means over trajectories with a finite reward; failed ones are `rollout/num_failed` (see trajectoryScores).
+    metrics['reward/trajectory_mean'] = mean(trajectoryScores(rollout).scored.map((t) => t.score));
     // A reward function that returned NaN/Infinity spoils its trajectory, not the batch.
     const spoiled = new Set(rollout.steps.filter((x) => !Number.isFinite(x.rewardScore)).map((x) => x.trajectoryUid));
     const steps = spoiled.size ? rollout.steps.filter((x) => !spoiled.has(x.trajectoryUid)) : rollout.steps;
@@ -319,29 +313,35 @@ export class Trainer implements Disposable {
     });
   }
 
-  /** Mean reward on the validation set (greedy by default): `val/reward_mean` and per data source `val/<source>/reward_mean`. */
+  /**
+   * Validation (greedy by default, n = val_kwargs.n): `val/reward_mean` over the trajectories that
+   * have a finite reward, the failed and dropped ones counted as in training (`val/num_failed`,
+   * `val/num_no_steps`, `val/dropped_nonfinite_reward`), and verl's `val-core/<data_source>/reward/
+   * mean@N`, `best@N`, `maj@N` (and `val-aux/...`). Dumped to `<validation_data_dir>/<global_step>.jsonl`
+   * when set, the step being the number of steps trained so far (verl's global_steps at validation).
+   */
   async validate(): Promise<Record<string, number>> {
     const data = this.c.valData ?? [];
     if (data.length === 0) return {};
     const o = this.options;
     this.c.generator.reseed?.(mixSeed(o.data.seed, 0x7a1, this.globalStep));
     const sampling: SamplingParams = o.rollout.valSampling;
+    const dir = o.trainer.validationDataDir;
     const rollout = await runRollout(data, {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling, config: o.rollout.flow, n: o.rollout.valN,
       defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency,
       onTrajectoryEnd: this.progress(this.globalStep, 'validation'),
+      ...(dir ? { dumpPath: join(dir, `${this.globalStep}.jsonl`), dumpStep: this.globalStep } : {}),
     });
-    const totals = [...trajectoryTotals(rollout).values()];
-    // A trajectory that failed or produced no step scores 0.
-    const failed = rollout.trajectories.length - totals.length;
-    const metrics: Record<string, number> = {
-      'val/reward_mean': (totals.reduce((a, t) => a + t.total, 0)) / Math.max(1, totals.length + failed),
-      'val/num_failed': rollout.metrics['rollout/num_failed'] ?? 0,
+    const { scored, failed, noSteps, nonFinite } = trajectoryScores(rollout);
+    return {
+      'val/reward_mean': mean(scored.map((t) => t.score)),
+      'val/num_trajectories': rollout.trajectories.length,
+      'val/num_failed': failed,
+      'val/num_no_steps': noSteps,
+      'val/dropped_nonfinite_reward': nonFinite,
+      ...validationMetrics(scored),
     };
-    const bySource = new Map<string, number[]>();
-    for (const t of totals) (bySource.get(t.dataSource) ?? bySource.set(t.dataSource, []).get(t.dataSource)!).push(t.total);
-    for (const [source, xs] of bySource) metrics[`val/${source}/reward_mean`] = mean(xs);
-    return metrics;
   }
 
   /** Frees the optimizer states and a reference the trainer made (not the models it was given). */

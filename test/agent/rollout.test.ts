@@ -96,39 +96,55 @@ describe('runRollout', () => {
         'ok',
         'Error: engine lost the request',
         "UserError: env_kwargs has no env_type (registered: tool); set it in the sample's env_kwargs or in the agent_env_loop defaults",
-        "NotRegisteredError: unknown reward function (data_source) 'my/dataset'; registered: arithmetic_tool, gsm8k, openai/gsm8k",
+        "NotRegisteredError: unknown reward function (data_source) 'my/dataset'; registered: gsm8k, openai/gsm8k",
         'ok',
       ],
     );
     assert.equal(batch.metrics['rollout/num_failed'], 3);
     assert.deepEqual(batch.steps.map((s) => s.sampleIndex), [0, 4]);
 
+    // One line per trajectory, in batch order, in Agent-R1's layout.
     const lines = readFileSync(dumpPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    assert.equal(lines.length, 5);
-    const first = lines.find((l) => l.sample_index === 0);
-    assert.equal(first.response, '#### 72<|im_end|>');
-    assert.ok(first.prompt.includes('fine one'));
-    assert.deepEqual(first.response_ids, batch.steps[0].responseIds);
-    assert.equal(first.reward, 1);
-    assert.equal(first.reward_source, 'reward_function');
-    assert.equal(first.finish_reason, 'stop');
+    assert.deepEqual(lines.map((l) => l.sample_index), [0, 1, 2, 3, 4]);
+    const first = lines[0];
+    assert.equal(first.num_steps, 1);
+    assert.equal(first.step, 0);
+    assert.equal(first.output, '#### 72');
+    assert.equal(first.score, 1);
+    assert.equal(first.gts, '72');
     assert.equal(first.end_reason, 'done');
-    assert.deepEqual(first.tool_calls, []);
-    assert.equal(typeof first.timing.generate_s, 'number');
-    assert.equal(lines.find((l) => l.sample_index === 1).error, 'Error: engine lost the request');
+    const [step] = first.steps;
+    assert.equal(step.step_index, 0);
+    assert.ok(step.input.includes('fine one'));
+    assert.equal(step.output, '#### 72');
+    assert.deepEqual(step.response_ids, batch.steps[0].responseIds);
+    assert.equal(step.score, 1);
+    assert.equal(step.pred, '72');
+    assert.equal(step.reward_source, 'reward_function');
+    assert.equal(step.finish_reason, 'stop');
+    assert.deepEqual(step.tool_calls, []);
+    assert.equal(typeof step.timing.generate_s, 'number');
+    assert.equal(lines[1].error, 'Error: engine lost the request');
+    assert.equal(lines[1].score, null);
+    // a reward function that failed: the trajectory keeps the steps it had, unscored
+    assert.match(lines[3].error, /^NotRegisteredError: unknown reward function/);
+    assert.equal(lines[3].num_steps, 1);
   });
 
-  it('dumps tool calls and results step by step', async () => {
-    const dumpPath = join(mkdtempSync(join(tmpdir(), 'agent-r1-')), 'rollout.jsonl');
-    await runRollout([toolSample('q', { tools: ['calc_gsm8k_reward'], tools_kwargs: { ground_truth: '72' } })], options(gsmPolicy(), { dumpPath }));
-    const [step0, step1] = readFileSync(dumpPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    assert.equal(step0.step_index, 0);
+  it('dumps a multi-step trajectory as one line: its steps with their index, tool calls and scores, at the given global step', async () => {
+    const dumpPath = join(mkdtempSync(join(tmpdir(), 'agent-r1-')), '7.jsonl');
+    await runRollout([toolSample('q', { tools: ['calc_gsm8k_reward'], tools_kwargs: { ground_truth: '72' } })], options(gsmPolicy(), { dumpPath, dumpStep: 7 }));
+    const lines = readFileSync(dumpPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1);
+    const [t] = lines;
+    assert.deepEqual([t.step, t.num_steps, t.score, t.output], [7, 2, 1, '#### 72']);
+    assert.equal(t.input, t.steps[0].input);
+    assert.deepEqual(t.steps.map((s: { step_index: number; score: number }) => [s.step_index, s.score]), [[0, 0], [1, 1]]);
     assert.deepEqual(
-      step0.tool_calls.map((c: Record<string, unknown>) => [c.name, c.arguments, c.text, c.reward, (c.info as { reward: number }).reward]),
+      t.steps[0].tool_calls.map((c: Record<string, unknown>) => [c.name, c.arguments, c.text, c.reward, (c.info as { reward: number }).reward]),
       [['calc_gsm8k_reward', { answer: '72' }, "Current parsed answer='#### 72' reward=1.0", undefined, 1]],
     );
-    assert.equal(step0.end_reason, undefined);
-    assert.equal(step1.end_reason, 'done');
+    assert.equal(t.end_reason, 'done');
   });
 
   it('throws the error itself when every trajectory fails (a setup mistake, not bad luck)', async () => {

@@ -142,7 +142,7 @@ describe('config -> options', () => {
 
 describe('config -> trainer options', () => {
   it("the recipe's TrainerOptionsInput resolves to the recipe's settings", () => {
-    const cfg = loadConfig({ configFile: recipe, overrides: ['trainer.rollout_data_dir=/tmp/rollouts', 'actor_rollout_ref.actor.optim.warmup_style=cosine', 'trainer.total_training_steps=40'] });
+    const cfg = loadConfig({ configFile: recipe, overrides: ['trainer.rollout_data_dir=/tmp/rollouts', 'trainer.validation_data_dir=/tmp/val', 'actor_rollout_ref.actor.optim.warmup_style=cosine', 'trainer.total_training_steps=40'] });
     const o = trainerOptions(cfg);
     assert.deepEqual(o.data, { trainBatchSize: 256, shuffle: true, seed: 42 });
     assert.equal(o.rollout.n, 5);
@@ -152,7 +152,7 @@ describe('config -> trainer options', () => {
     assert.equal(o.rollout.defaultAgentFlow, 'agent_env_loop');
     assert.equal(o.rollout.flow.maxSteps, 5);
     assert.equal(o.rollout.logProbMicroBatchSize, 8);
-    assert.equal(o.rollout.dumpPath, '/tmp/rollouts/trajectories.jsonl');
+    assert.deepEqual([o.trainer.rolloutDataDir, o.trainer.validationDataDir], ['/tmp/rollouts', '/tmp/val']);
     assert.deepEqual(
       { mini: o.actor.ppoMiniBatchSize, micro: o.actor.ppoMicroBatchSizePerGpu, ckpt: o.actor.gradientCheckpointing, kl: o.actor.useKlLoss, klType: o.actor.klLossType, mode: o.actor.lossMode },
       { mini: 32, micro: 8, ckpt: true, kl: true, klType: 'low_var_kl', mode: 'vanilla' },
