@@ -5,11 +5,13 @@ import { gptOssFormat } from './formats/gpt-oss.js';
 import { hermesFormat } from './formats/hermes.js';
 import { registerRewardFunction } from './reward-function.js';
 import { extractGsm8kSolution, gsm8kScore } from './rewards/gsm8k.js';
+import { arithmeticAnswer, arithmeticAnswerScore } from './rewards/arithmetic.js';
 import { SingleStepAgentFlow } from './single-step-flow.js';
 import { BaseTool } from './tool.js';
 import { registerToolFormat } from './tool-format.js';
 import { ToolEnv } from './tool-env.js';
 import { CalcGsm8kRewardTool } from './tools/calc-gsm8k-reward.js';
+import { CalculatorTool } from './tools/calculator.js';
 
 let registered = false;
 
@@ -26,6 +28,7 @@ export function registerBuiltins(): void {
   registerToolFormat(hermesFormat);
   registerToolFormat(gptOssFormat);
   BaseTool.register('calc_gsm8k_reward', () => new CalcGsm8kRewardTool());
+  BaseTool.register('calculator', () => new CalculatorTool());
   // verl's default_compute_score scores GSM8K with the strict `#### N` extraction; the extracted
   // answer goes along as `pred`, so validation's maj@N votes on answers.
   const gsm8k = ({ solutionStr, groundTruth }: { solutionStr: string; groundTruth: unknown }) => ({
@@ -34,4 +37,9 @@ export function registerBuiltins(): void {
   });
   registerRewardFunction('openai/gsm8k', gsm8k);
   registerRewardFunction('gsm8k', gsm8k);
+  // The calculator word problems (src/data/arithmetic.ts): the final `#### N`, compared as a number.
+  registerRewardFunction('arithmetic_tool', ({ solutionStr, groundTruth }) => ({
+    score: arithmeticAnswerScore(solutionStr, groundTruth),
+    pred: arithmeticAnswer(solutionStr),
+  }));
 }

@@ -41,6 +41,12 @@ export { gptOssFormat } from './formats/gpt-oss.js';
 export { ToolEnv, type ToolEnvKwargs } from './tool-env.js';
 export { mcpTools, type McpServerSpec, type McpToolSet } from './mcp-tools.js';
 export { CalcGsm8kRewardTool } from './tools/calc-gsm8k-reward.js';
+export { CalculatorTool } from './tools/calculator.js';
+export {
+  ArithmeticError, calculate, evaluateArithmetic, formatArithmeticResult, parseArithmetic, MAX_EXPRESSION_CHARS, RESULT_DECIMALS,
+  type ArithmeticNode, type ArithmeticOp,
+} from './tools/arithmetic-expression.js';
+export { arithmeticAnswer, arithmeticAnswerScore } from './rewards/arithmetic.js';
 export { extractGsm8kSolution, gsm8kScore, type Gsm8kMethod, type Gsm8kScoreOptions } from './rewards/gsm8k.js';
 export { registerRewardFunction, rewardDataSources, rewardFunctionFor, RewardFunctionError, toRewardResult, type RewardFunction, type RewardInput, type RewardResult } from './reward-function.js';
 export { scoreTrajectory, type RewardSource } from './trajectory-reward.js';

@@ -25,6 +25,12 @@ export interface ToolEnvKwargs {
    * code or the config: a dataset row names declared servers instead (see `envKwargsForSample`).
    */
   mcp_servers?: McpServerSpec[];
+  /**
+   * Whether the chat template renders the tool schemas into the prompt (default true). With false
+   * the prompt carries no `<tools>` block and the sample's own messages must describe the tools: a
+   * compact prompt, for small models. Tool calls are parsed and run the same either way.
+   */
+  tools_in_prompt?: boolean;
   /** Turns a tool failure into the text the model sees. */
   tool_error_text?: (error: ToolCallError) => string;
   /**
@@ -65,6 +71,7 @@ export class ToolEnv extends AgentEnv {
   private readonly timeoutMs: number;
   private readonly maxCallsPerStep: number;
   private readonly useToolRewards: boolean;
+  private readonly toolsInPrompt: boolean;
   private toolsKwargs: Record<string, unknown> = {};
   private messages: ChatMessage[] = [];
   private mcpSets: McpToolSet[] = [];
@@ -89,9 +96,14 @@ export class ToolEnv extends AgentEnv {
     const useToolRewards = this.kwargs.use_tool_rewards ?? false;
     if (typeof useToolRewards !== 'boolean') throw new UserError(`env_kwargs.use_tool_rewards must be true or false; got ${JSON.stringify(useToolRewards)}`);
     this.useToolRewards = useToolRewards;
+    const toolsInPrompt = this.kwargs.tools_in_prompt ?? true;
+    if (typeof toolsInPrompt !== 'boolean') throw new UserError(`env_kwargs.tools_in_prompt must be true or false; got ${JSON.stringify(toolsInPrompt)}`);
+    this.toolsInPrompt = toolsInPrompt;
   }
 
-  override get toolSchemas(): ToolSchema[] {
+  /** The schemas the chat template renders; none when `tools_in_prompt` is false. */
+  override get toolSchemas(): ToolSchema[] | undefined {
+    if (!this.toolsInPrompt) return undefined;
     return [...this.tools.values()].map((t) => t.schema);
   }
 

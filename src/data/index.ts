@@ -1,5 +1,6 @@
 // agent-r1/data: Agent-R1 / verl dataset rows from parquet and jsonl (checked, bad rows reported),
-// and data preparation for GSM8K. The seeded epochs and batches are the trainer's (BatchSchedule).
+// and data preparation for GSM8K and the arithmetic calculator task. The seeded epochs and batches
+// are the trainer's (BatchSchedule).
 //
 //   const { rows, bad } = await loadDataset(['train.parquet']);
 export { toAgentSample, plainValue, type BadRow, type RowOptions } from './rows.js';
@@ -13,3 +14,11 @@ export {
   gsm8kRow, gsm8kRowsFromFile, gsm8kGroundTruth, prepareGsm8k, GSM8K_DATA_SOURCE, GSM8K_INSTRUCTION, GSM8K_TOOL_SYSTEM_PROMPT,
   type Gsm8kRecord, type Gsm8kRowOptions, type PrepareGsm8kOptions,
 } from './gsm8k.js';
+export {
+  arithmeticRow, arithmeticTrace, calculatorCallText, calculatorCalls, finalAnswerText, generatedArithmeticSplits, isGeneratedTestKey,
+  prepareArithmetic, readSvamp, svampArithmeticSplits, svampProblem, ARITHMETIC_DATA_SOURCE, ARITHMETIC_SYSTEM_PROMPT, DEFAULT_SVAMP_PATH,
+  type ArithmeticProblem, type ArithmeticRowOptions, type ArithmeticSplits, type PrepareArithmeticOptions, type SvampRecord,
+} from './arithmetic.js';
+export {
+  generateProblems, generatedProblemKey, PROBLEM_TEMPLATES, type GeneratedProblem, type ProblemTemplate, type ProblemWords,
+} from './arithmetic-problems.js';

@@ -300,9 +300,9 @@ describe('tool env bad configuration', () => {
     await assert.rejects(run(toolSample('q', {})), { name: 'UserError', message: /the 'tool' env needs env_kwargs\.tools/ });
   });
   it('lists registered tools for an unknown tool name', async () => {
-    await assert.rejects(run(toolSample('q', { tools: ['calculator'] })), {
+    await assert.rejects(run(toolSample('q', { tools: ['abacus'] })), {
       name: 'NotRegisteredError',
-      message: "unknown tool 'calculator'; registered: calc_gsm8k_reward",
+      message: "unknown tool 'abacus'; registered: calc_gsm8k_reward, calculator",
     });
   });
   it('lists registered formats for an unknown tool format', async () => {

@@ -96,7 +96,7 @@ describe('runRollout', () => {
         'ok',
         'Error: engine lost the request',
         "UserError: env_kwargs has no env_type (registered: tool); set it in the sample's env_kwargs or in the agent_env_loop defaults",
-        "NotRegisteredError: unknown reward function (data_source) 'my/dataset'; registered: gsm8k, openai/gsm8k",
+        "NotRegisteredError: unknown reward function (data_source) 'my/dataset'; registered: arithmetic_tool, gsm8k, openai/gsm8k",
         'ok',
       ],
     );

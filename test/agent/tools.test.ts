@@ -97,7 +97,7 @@ describe('BaseTool with a JSON schema', () => {
   it('registers by name; an unknown name lists the registered tools', () => {
     BaseTool.register('echo', () => new Echo());
     assert.equal(BaseTool.fromName('echo').name, 'echo');
-    assert.throws(() => BaseTool.fromName('ech'), (e: unknown) => e instanceof NotRegisteredError && e.message === "unknown tool 'ech'; registered: calc_gsm8k_reward, echo");
+    assert.throws(() => BaseTool.fromName('ech'), (e: unknown) => e instanceof NotRegisteredError && e.message === "unknown tool 'ech'; registered: calc_gsm8k_reward, calculator, echo");
   });
 });
 
@@ -165,7 +165,7 @@ describe('GSM8K reward function (parity with verl gsm8k.py)', () => {
 
   it('is registered for the gsm8k data sources; others list what exists', () => {
     for (const source of ['openai/gsm8k', 'gsm8k']) assert.equal(typeof rewardFunctionFor(source), 'function');
-    assert.throws(() => rewardFunctionFor('gsm9k'), { name: 'NotRegisteredError', message: "unknown reward function (data_source) 'gsm9k'; registered: gsm8k, openai/gsm8k" });
+    assert.throws(() => rewardFunctionFor('gsm9k'), { name: 'NotRegisteredError', message: "unknown reward function (data_source) 'gsm9k'; registered: arithmetic_tool, gsm8k, openai/gsm8k" });
   });
 });
 

@@ -1,0 +1,2 @@
+export { chartSvg, type Panel, type Series } from './charts.js';
+export { writeReport, readMetrics, curve, type RunReport, type ReportTable, type WrittenReport } from './report.js';
