@@ -2,10 +2,10 @@
 // The `agent-r1` command.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AgentR1Error } from '../errors.js';
 import { configToYaml, loadConfigWithInfo } from '../config/index.js';
-import { prepareGsm8k, type DataFormat } from '../data/index.js';
+import { DEFAULT_SVAMP_PATH, prepareArithmetic, prepareGsm8k, type DataFormat } from '../data/index.js';
 import { trainCommand } from './train.js';
 
 const OVERRIDE_HELP = `
@@ -18,6 +18,13 @@ A key given twice takes its last value.
 
 Example:
   $ agent-r1 config --config recipes/gsm8k_tool/config.yaml actor_rollout_ref.rollout.n=5 trainer.total_epochs=15`;
+
+/** A commander parser for counts and seeds: a whole number >= 0, or a usage error saying so. */
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a whole number >= 0.');
+  return n;
+}
 
 export function buildProgram(): Command {
   const program = new Command('agent-r1')
@@ -53,6 +60,30 @@ export function buildProgram(): Command {
     .action((opts: { out: string; tool: boolean; format: DataFormat; source: string }) => {
       const written = prepareGsm8k({ sourceDir: opts.source, outDir: opts.out, tool: opts.tool, format: opts.format });
       for (const w of written) process.stdout.write(`${w.split}: ${w.rows} rows -> ${w.path}\n`);
+    });
+
+  data
+    .command('arithmetic')
+    .description(
+      'Prepare the calculator task: arithmetic word problems solved with the `calculator` tool (agent_env_loop, tool env, Hermes\n' +
+      'calls), scored on the final `#### N` (data_source arithmetic_tool). Writes train and test (RL rows), and sft_train and\n' +
+      'sft_val (the same rows plus `messages`, the full conversation of a correct agent, for the train and the held-out test problems).',
+    )
+    .requiredOption('-o, --out <dir>', 'the folder to write train, test, sft_train and sft_val into')
+    .addOption(new Option('--source <source>', 'where the problems come from').choices(['generated', 'svamp']).default('generated'))
+    .option('--train <n>', 'train problems (default: 2000 generated; all that --test leaves of SVAMP)', wholeNumber)
+    .option('--test <n>', 'held-out test problems, disjoint from train', wholeNumber, 200)
+    .option('--seed <s>', 'seed of the generator (generated) or of the shuffle before the split (svamp)', wholeNumber, 0)
+    .option('--svamp <file>', 'SVAMP.json, for --source svamp', DEFAULT_SVAMP_PATH)
+    .option('--tools-in-prompt', "render the calculator's JSON schema into the prompt (env_kwargs.tools_in_prompt); by default the short system message describes it", false)
+    .addOption(new Option('-f, --format <format>', 'output format').choices(['parquet', 'jsonl']).default('parquet'))
+    .action((opts: { out: string; source: 'generated' | 'svamp'; train?: number; test: number; seed: number; svamp: string; toolsInPrompt: boolean; format: DataFormat }) => {
+      const { files, skipped } = prepareArithmetic({
+        outDir: opts.out, source: opts.source, train: opts.train, test: opts.test, seed: opts.seed,
+        svampPath: opts.svamp, toolsInPrompt: opts.toolsInPrompt, format: opts.format,
+      });
+      for (const f of files) process.stdout.write(`${f.name}: ${f.rows} rows -> ${f.path}\n`);
+      if (skipped.length) process.stdout.write(`skipped ${skipped.length} SVAMP records: ${skipped.map((s) => `${s.id} (${s.reason})`).join('; ')}\n`);
     });
 
   return program;

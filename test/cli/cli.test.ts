@@ -94,4 +94,19 @@ describe('agent-r1 CLI', () => {
     assert.equal(noOut.code, 1);
     assert.match(noOut.stderr, /required option '-o, --out <dir>' not specified/);
   });
+
+  it('data arithmetic writes train, test, sft_train and sft_val; a count that is not a whole number is a usage error', () => {
+    const out = mkdtempSync(join(tmpdir(), 'agent-r1-cli-'));
+    const r = cli('data', 'arithmetic', '--out', out, '--train', '12', '--test', '5', '--seed', '2', '--format', 'jsonl');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^train: 12 rows -> .*train\.jsonl\ntest: 5 rows -> .*test\.jsonl\nsft_train: 12 rows -> .*sft_train\.jsonl\nsft_val: 5 rows -> .*sft_val\.jsonl\n$/);
+    const rows = (name: string) => readFileSync(join(out, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(rows('test').map((x) => x.extra_info.split), Array(5).fill('test'));
+    const trace = rows('sft_train')[0];
+    assert.equal(trace.data_source, 'arithmetic_tool');
+    assert.equal(trace.messages.at(-1).content, `#### ${trace.reward_model.ground_truth}`);
+    const bad = cli('data', 'arithmetic', '--out', out, '--train', '1.5');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /option '--train <n>' argument '1\.5' is invalid\. expected a whole number >= 0\./);
+  });
 });
