@@ -14,9 +14,11 @@ import {
 } from '../../src/data/index.js';
 import { BaseTool, calculate, hermesFormat, runRollout } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
+import { loadConfig, toRolloutOptions, toTrainerOptionsInput } from '../../src/config/index.js';
 import type { Tokenizer } from '../../src/models/tokenizer/index.js';
 import { qwen3Tokenizer, reply } from '../agent/helpers.js';
 
+const RECIPE = fileURLToPath(new URL('../../recipes/arithmetic_tool/config.yaml', import.meta.url));
 const SVAMP = fileURLToPath(new URL('../../../shared/data/svamp/SVAMP.json', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'agent-r1-arithmetic-'));
 const words = (text: string) => text.split(/\s+/).length;
@@ -218,5 +220,36 @@ describe('prepareArithmetic files', () => {
     assert.ok(skipped.length > 0);
     const rows = (await loadDataset(files[0].path)).rows;
     assert.ok(rows.every((r) => r.extra_info!.source === 'svamp'));
+  });
+});
+
+describe('recipes/arithmetic_tool', () => {
+  it('GRPO, agent_env_loop, n=8, max_steps 4, 48-token responses; its rollout settings carry the traces to reward 1', async () => {
+    const tok = await qwen3Tokenizer();
+    const dir = join(tmp, 'recipe');
+    prepareArithmetic({ outDir: dir, train: 4, test: 4, seed: 9 });
+    const cfg = loadConfig({ configFile: RECIPE, overrides: [`data.val_files=${join(dir, 'test.parquet')}`] });
+    assert.equal(cfg.algorithm.adv_estimator, 'grpo');
+    assert.equal(cfg.actor_rollout_ref.rollout.n, 8);
+    assert.equal(cfg.actor_rollout_ref.rollout.agent.max_steps, 4);
+    assert.equal(cfg.actor_rollout_ref.rollout.response_length, 48);
+    assert.equal(cfg.trainer.device, 'cpu');
+    toTrainerOptionsInput(cfg);
+    const { rows } = await loadDataset(join(dir, 'test.parquet'));
+    const traces = (await readRecords(join(dir, 'sft_val.parquet'))).map((r) => (r as { value: { prompt: { content: string }[]; messages: { role: string; content: string }[] } }).value);
+    const policy = new ScriptedPolicy((ids) => {
+      const prompt = tok.decode(ids);
+      const trace = traces.find((t) => prompt.includes(t.prompt[1].content))!;
+      const done = (prompt.match(/<tool_response>/g) ?? []).length;
+      return reply(tok, trace.messages.filter((m) => m.role === 'assistant')[done].content);
+    });
+    const batch = await runRollout(rows, { ...toRolloutOptions(cfg), generator: policy, tokenizer: tok });
+    assert.equal(batch.trajectories.length, 4 * 8);
+    assert.ok(batch.trajectories.every((t) => t.endReason === 'done'));
+    assert.equal(batch.metrics['rollout/num_failed'], 0);
+    const finals = batch.steps.filter((s) => !batch.steps.some((o) => o.trajectoryUid === s.trajectoryUid && o.stepIndex > s.stepIndex));
+    assert.equal(finals.length, 32);
+    assert.ok(finals.every((s) => s.rewardScore === 1));
+    assert.ok(Math.max(...batch.steps.map((s) => s.promptIds.length)) <= cfg.actor_rollout_ref.rollout.prompt_length);
   });
 });
