@@ -30,8 +30,19 @@ export interface LoadConfigOptions {
   overrides?: readonly string[];
 }
 
-export interface LoadedConfig {
-  config: AgentR1Config;
+/** A family of configs: its schema and defaults (`agent-r1 train`'s, or `agent-r1 sft`'s). */
+export interface ConfigSpec<T> {
+  schema: z.ZodType<T>;
+  defaultsYaml: string;
+  /** The command that prints every key of this family, for error messages. */
+  listCommand: string;
+}
+
+/** The RL trainer's config (`agent-r1 train`, `agent-r1 config`). */
+export const RL_CONFIG: ConfigSpec<AgentR1Config> = { schema: configSchema, defaultsYaml: DEFAULTS_YAML, listCommand: 'agent-r1 config' };
+
+export interface LoadedConfig<T = AgentR1Config> {
+  config: T;
   /** Keys added with `+key=value` that agent-r1 does not know (kept in `config`, read by nothing here). */
   addedKeys: string[];
 }
@@ -40,10 +51,10 @@ function describe(v: unknown): string {
   return v === undefined ? 'nothing' : JSON.stringify(v);
 }
 
-function unknownKeyError(key: string, where: string, tree: Tree): ConfigError {
-  const suggestion = nearestKey(key, [...new Set([...knownKeys(), ...treeKeys(tree)])]);
+function unknownKeyError(key: string, where: string, tree: Tree, spec: ConfigSpec<unknown>): ConfigError {
+  const suggestion = nearestKey(key, [...new Set([...knownKeys(spec.schema), ...treeKeys(tree)])]);
   const hint = suggestion ? ` (did you mean '${suggestion}'?)` : '';
-  const fix = where ? '; fix or remove it (`agent-r1 config` prints every key)' : `; to add a new key, write +${key}=...`;
+  const fix = where ? `; fix or remove it (\`${spec.listCommand}\` prints every key)` : `; to add a new key, write +${key}=...`;
   return new ConfigError(`unknown config key '${key}'${where}${hint}${fix}`);
 }
 
@@ -84,8 +95,8 @@ function takesString(schema: z.ZodType | undefined): boolean {
   return false;
 }
 
-/** Parses `key=value`, `+key=value` or `++key=value`. */
-export function parseOverride(arg: string): Override {
+/** Parses `key=value`, `+key=value` or `++key=value` (a string-typed key of `spec`'s schema keeps its text). */
+export function parseOverride(arg: string, spec: ConfigSpec<unknown> = RL_CONFIG): Override {
   const eq = arg.indexOf('=');
   if (eq < 0) {
     if (arg.startsWith('~')) throw new ConfigError(`override '${arg}': deleting keys (~key) is not supported`);
@@ -98,7 +109,7 @@ export function parseOverride(arg: string): Override {
   if (!/^[A-Za-z_][\w-]*(\.[A-Za-z_0-9][\w-]*)*$/.test(key)) throw new ConfigError(`override '${arg}': '${key}' is not a dotted key (e.g. actor_rollout_ref.rollout.n)`);
   const text = arg.slice(eq + 1);
   let value = parseOverrideValue(text);
-  if ((typeof value === 'number' || typeof value === 'boolean') && takesString(schemaAt(key.split('.')))) value = text.trim();
+  if ((typeof value === 'number' || typeof value === 'boolean') && takesString(schemaAt(key.split('.'), spec.schema))) value = text.trim();
   return { op, key, value };
 }
 
@@ -106,15 +117,15 @@ export function parseOverride(arg: string): Override {
  * Merges `src` over `dst` (in place). Keys of `src` must exist in `dst`, unless they sit under a
  * free-form mapping (`apply_chat_template_kwargs`, `env_kwargs`, ...). Lists replace lists.
  */
-function mergeKnown(dst: Tree, src: Tree, prefix: string, where: string, root: Tree): void {
+function mergeKnown(dst: Tree, src: Tree, prefix: string, where: string, root: Tree, spec: ConfigSpec<unknown>): void {
   for (const [k, v] of Object.entries(src)) {
     const path = prefix ? `${prefix}.${k}` : k;
-    const schema = schemaAt(path.split('.'));
-    if (!(k in dst)) throw unknownKeyError(path, where, root);
+    const schema = schemaAt(path.split('.'), spec.schema);
+    if (!(k in dst)) throw unknownKeyError(path, where, root, spec);
     if (isSection(schema)) {
       if (v === null) continue; // `section:` with every key commented out
       if (!isTree(v)) throw new ConfigError(`config key '${path}'${where} is a section; got ${describe(v)}, expected a mapping`);
-      mergeKnown(dst[k] as Tree, v, path, where, root);
+      mergeKnown(dst[k] as Tree, v, path, where, root, spec);
     } else if (isOpenMap(schema) && isTree(v) && isTree(dst[k])) {
       dst[k] = deepMerge(dst[k] as Tree, v);
     } else {
@@ -129,13 +140,13 @@ function deepMerge(a: Tree, b: Tree): Tree {
   return out;
 }
 
-function applyOverride(tree: Tree, o: Override, added: Set<string>): void {
+function applyOverride(tree: Tree, o: Override, added: Set<string>, spec: ConfigSpec<unknown>): void {
   const parts = o.key.split('.');
   let node = tree;
   for (let i = 0; i < parts.length - 1; i++) {
     const next = node[parts[i]];
     if (next === undefined || next === null) {
-      if (o.op === 'set') throw unknownKeyError(o.key, '', tree);
+      if (o.op === 'set') throw unknownKeyError(o.key, '', tree, spec);
       node = node[parts[i]] = {};
     } else if (isTree(next)) {
       node = next;
@@ -145,16 +156,16 @@ function applyOverride(tree: Tree, o: Override, added: Set<string>): void {
   }
   const last = parts.at(-1)!;
   const exists = last in node;
-  if (o.op === 'set' && !exists) throw unknownKeyError(o.key, '', tree);
+  if (o.op === 'set' && !exists) throw unknownKeyError(o.key, '', tree, spec);
   if (o.op === 'add' && exists) {
     throw new ConfigError(`override '+${o.key}': the key already exists; set it with ${o.key}=... (or force with ++${o.key}=...)`);
   }
-  if (isSection(schemaAt(parts)) && !isTree(o.value)) {
+  if (isSection(schemaAt(parts, spec.schema)) && !isTree(o.value)) {
     throw new ConfigError(`config key '${o.key}' is a section; got ${describe(o.value)}, expected a mapping`);
   }
   node[last] = o.value;
-  const underMap = parts.some((_, i) => isOpenMap(schemaAt(parts.slice(0, i))));
-  if (!exists && schemaAt(parts) === undefined && !underMap) added.add(o.key);
+  const underMap = parts.some((_, i) => isOpenMap(schemaAt(parts.slice(0, i), spec.schema)));
+  if (!exists && schemaAt(parts, spec.schema) === undefined && !underMap) added.add(o.key);
 }
 
 // ---- interpolation ----
@@ -293,23 +304,23 @@ export function resolveInterpolations<T extends Tree>(tree: T): T {
 
 // ---- validation ----
 
-function validate(tree: Tree): AgentR1Config {
-  const result = configSchema.safeParse(tree);
+function validate<T>(tree: Tree, spec: ConfigSpec<T>): T {
+  const result = spec.schema.safeParse(tree);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => {
     const path = issue.path.map(String);
     const key = path.join('.');
     const { found, value } = getPath(tree, path);
-    const expected = schemaAt(path)?.description;
+    const expected = schemaAt(path, spec.schema)?.description;
     if (!found) return `config key '${key}' is missing (expected ${expected ?? 'a value'})`;
     return `config key '${key}': got ${describe(value)}; expected ${expected ?? issue.message}`;
   });
   throw new ConfigError(lines.length === 1 ? lines[0] : `bad config values:\n  ${lines.join('\n  ')}`);
 }
 
-/** The defaults as a plain tree, before interpolation. */
-export function defaultConfigTree(): Tree {
-  return YAML.parse(DEFAULTS_YAML) as Tree;
+/** The defaults (of the RL config, or `spec`'s) as a plain tree, before interpolation. */
+export function defaultConfigTree(spec: ConfigSpec<unknown> = RL_CONFIG): Tree {
+  return YAML.parse(spec.defaultsYaml) as Tree;
 }
 
 /** Reads a YAML config file into a plain tree; a file that is missing or not YAML is a ConfigError naming it. */
@@ -337,13 +348,18 @@ export function readConfigFile(path: string): Tree {
  * values throw `ConfigError`s that name the key (and the nearest known key).
  */
 export function loadConfigWithInfo(options: LoadConfigOptions = {}): LoadedConfig {
-  const tree = defaultConfigTree();
-  if (options.configFile) mergeKnown(tree, readConfigFile(options.configFile), '', ` in ${options.configFile}`, tree);
-  if (options.config) mergeKnown(tree, structuredClone(options.config), '', '', tree);
+  return loadConfigOf(RL_CONFIG, options);
+}
+
+/** `loadConfigWithInfo` for another config family (`spec`: its schema and defaults), with the same rules. */
+export function loadConfigOf<T>(spec: ConfigSpec<T>, options: LoadConfigOptions = {}): LoadedConfig<T> {
+  const tree = defaultConfigTree(spec);
+  if (options.configFile) mergeKnown(tree, readConfigFile(options.configFile), '', ` in ${options.configFile}`, tree, spec);
+  if (options.config) mergeKnown(tree, structuredClone(options.config), '', '', tree, spec);
   const added = new Set<string>();
-  for (const arg of options.overrides ?? []) applyOverride(tree, parseOverride(arg), added);
+  for (const arg of options.overrides ?? []) applyOverride(tree, parseOverride(arg, spec), added, spec);
   const resolved = resolveInterpolations(tree);
-  return { config: validate(resolved), addedKeys: [...added] };
+  return { config: validate(resolved, spec), addedKeys: [...added] };
 }
 
 /** `loadConfigWithInfo(...).config`. */

@@ -1,23 +1,8 @@
-// The keys agent-r1 carries, with their types (zod). Objects are loose: keys a user adds with
-// Hydra's `+key=value` pass through untouched. Every leaf says what it expects (`describe`), which
-// is what a bad value's error message quotes.
+// The keys agent-r1 train carries, with their types (zod). Objects are loose: keys a user adds with
+// Hydra's `+key=value` pass through untouched. Leaves come from leaves.ts.
 import { z } from 'zod';
+import { DTYPES, bool, files, filesOrNull, int, intOrNull, map, nonNeg, num, oneOf, pos, str, strList, strOrNull } from './leaves.js';
 
-const int = (min?: number) => (min === undefined ? z.number().int() : z.number().int().min(min)).describe(min === undefined ? 'an integer' : `an integer >= ${min}`);
-const intOrNull = (min?: number) => int(min).nullable().describe(`${min === undefined ? 'an integer' : `an integer >= ${min}`} or null`);
-const num = () => z.number().describe('a number');
-const nonNeg = () => z.number().min(0).describe('a number >= 0');
-const pos = () => z.number().gt(0).describe('a number > 0');
-const bool = () => z.boolean().describe('true or false');
-const str = () => z.string().describe('a string');
-const strOrNull = () => z.string().nullable().describe('a string or null');
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values).describe(`one of ${values.join(', ')}`);
-const map = () => z.record(z.string(), z.unknown()).describe('a mapping (key: value)');
-const strList = () => z.array(z.string()).describe('a list of strings');
-const files = () => z.union([z.string(), z.array(z.string())]).describe('a file path or a list of file paths, e.g. [a.parquet,b.parquet]');
-const filesOrNull = () => z.union([z.string(), z.array(z.string())]).nullable().describe('a file path, a list of file paths, or null');
-
-const DTYPES = ['fp32', 'float32', 'bf16', 'bfloat16', 'fp16', 'float16'] as const;
 const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 const KL_NAMES = ['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3', 'kl+', 'k1+', 'abs+', 'mse+', 'k2+', 'low_var_kl+', 'k3+'] as const;
 
@@ -289,9 +274,9 @@ function unwrap(s: z.ZodType): z.ZodType {
   return cur;
 }
 
-/** The schema at a dotted path (undefined past a leaf or for a key the schema lacks). */
-export function schemaAt(path: readonly string[]): z.ZodType | undefined {
-  let cur: z.ZodType = configSchema;
+/** The schema at a dotted path (undefined past a leaf or for a key the schema lacks), in `root` (the RL config's by default). */
+export function schemaAt(path: readonly string[], root: z.ZodType = configSchema): z.ZodType | undefined {
+  let cur: z.ZodType = root;
   for (const key of path) {
     const obj = unwrap(cur);
     if (!(obj instanceof z.ZodObject)) return undefined;
@@ -312,8 +297,8 @@ export function isOpenMap(schema: z.ZodType | undefined): boolean {
   return schema !== undefined && unwrap(schema) instanceof z.ZodRecord;
 }
 
-/** Every dotted key the schema knows (leaves and sections). */
-export function knownKeys(): string[] {
+/** Every dotted key the schema `root` (the RL config's by default) knows (leaves and sections). */
+export function knownKeys(root: z.ZodType = configSchema): string[] {
   const out: string[] = [];
   const walk = (s: z.ZodType, prefix: string) => {
     const obj = unwrap(s);
@@ -324,6 +309,6 @@ export function knownKeys(): string[] {
       walk(v, path);
     }
   };
-  walk(configSchema, '');
+  walk(root, '');
   return out;
 }

@@ -10,12 +10,14 @@ export interface LoadDatasetOptions extends RowOptions {
 }
 
 /** Rows that loaded, and the rows that did not (with file, row index and reason). */
-export interface LoadedDataset {
-  rows: AgentSample[];
+export interface LoadedRows<T> {
+  rows: T[];
   bad: BadRow[];
   /** For each good row, the file and the row index it came from. */
   origins: { file: string; index: number }[];
 }
+
+export type LoadedDataset = LoadedRows<AgentSample>;
 
 /**
  * Loads and checks every row of the files, in order. A bad row is reported in `bad` (file, row index,
@@ -23,9 +25,14 @@ export interface LoadedDataset {
  * `DataFileError` naming it. No files, or no good row at all, is an error too.
  */
 export async function loadDataset(files: string | readonly string[], opts: LoadDatasetOptions = {}): Promise<LoadedDataset> {
+  return loadRows(files, (raw) => toAgentSample(raw, opts), opts);
+}
+
+/** `loadDataset` with another row check: `parse` turns a raw row into a T or throws an Error saying what is wrong. */
+export async function loadRows<T>(files: string | readonly string[], parse: (raw: unknown) => T, opts: { maxSamples?: number } = {}): Promise<LoadedRows<T>> {
   const list = typeof files === 'string' ? [files] : [...files];
   if (list.length === 0) throw new DataFileError('no data files given');
-  const out: LoadedDataset = { rows: [], bad: [], origins: [] };
+  const out: LoadedRows<T> = { rows: [], bad: [], origins: [] };
   for (const file of list) {
     for (const record of await readRecords(file)) {
       if ('error' in record) {
@@ -33,7 +40,7 @@ export async function loadDataset(files: string | readonly string[], opts: LoadD
         continue;
       }
       try {
-        out.rows.push(toAgentSample(record.value, opts));
+        out.rows.push(parse(record.value));
         out.origins.push({ file, index: record.index });
       } catch (error) {
         out.bad.push({ file, index: record.index, message: (error as Error).message });

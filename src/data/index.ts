@@ -3,12 +3,13 @@
 // are the trainer's (BatchSchedule).
 //
 //   const { rows, bad } = await loadDataset(['train.parquet']);
-export { toAgentSample, plainValue, type BadRow, type RowOptions } from './rows.js';
+export { toAgentSample, plainValue, checkMessages, type BadRow, type RowOptions } from './rows.js';
+export { toSftSample, loadSftDataset, type SftRowOptions } from './sft-rows.js';
 export {
   DataFileError, formatOf, readJsonl, readParquet, readRecords, writeParquet, writeJsonl, writeRows, type DataFormat, type RawRecord,
 } from './files.js';
 export {
-  loadDataset, formatBadRows, filterOverlongPrompts, type LoadDatasetOptions, type LoadedDataset,
+  loadDataset, loadRows, formatBadRows, filterOverlongPrompts, type LoadDatasetOptions, type LoadedDataset, type LoadedRows,
 } from './dataset.js';
 export {
   gsm8kRow, gsm8kRowsFromFile, gsm8kGroundTruth, prepareGsm8k, GSM8K_DATA_SOURCE, GSM8K_INSTRUCTION, GSM8K_TOOL_SYSTEM_PROMPT,

@@ -38,8 +38,8 @@ function withoutNulls(obj: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Agent-R1 writes prompts as a list of messages; a JSON string of that list is accepted too. */
-function checkPrompt(value: unknown, key: string): ChatMessage[] {
+/** Chat messages under `key` (Agent-R1 writes prompts as a list of messages; a JSON string of that list is accepted too). */
+export function checkMessages(value: unknown, key: string): ChatMessage[] {
   let prompt = value;
   if (typeof prompt === 'string') {
     try {
@@ -70,7 +70,7 @@ export function toAgentSample(raw: unknown, opts: RowOptions = {}): AgentSample 
   for (const [k, v] of Object.entries(row)) if (v !== null && v !== undefined && k !== promptKey) out[k] = v;
 
   if (typeof row.data_source !== 'string' || row.data_source === '') throw new Error(`'data_source' must be a non-empty string; got ${JSON.stringify(row.data_source)}`);
-  out.prompt = checkPrompt(row[promptKey], promptKey);
+  out.prompt = checkMessages(row[promptKey], promptKey);
   if (out.agent_name !== undefined && (typeof out.agent_name !== 'string' || out.agent_name === '')) throw new Error(`'agent_name' must be a non-empty string; got ${JSON.stringify(out.agent_name)}`);
 
   if (out.reward_model !== undefined) {

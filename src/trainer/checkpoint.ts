@@ -52,17 +52,28 @@ function writeFileAtomic(path: string, text: string): void {
 
 /** Writes a checkpoint of `parts` and `state` under root/global_step_N; returns that folder. */
 export function saveCheckpoint(root: string, parts: CheckpointParts, state: TrainerState, o: { maxToKeep?: number } = {}): string {
+  return writeCheckpoint(root, state, (dir) => {
+    for (const [name, part] of Object.entries(parts) as [string, CheckpointParts['actor'] | undefined][]) {
+      if (!part) continue;
+      const sub = join(dir, name);
+      part.model.save(sub);
+      part.optimizer.saveState(join(sub, OPTIMIZER_FILE));
+    }
+  }, o);
+}
+
+/**
+ * Writes root/global_step_N: `write` fills a hidden temporary folder, trainer_state.json is added,
+ * the folder is renamed into place and the tracker file updated, then checkpoints past `maxToKeep`
+ * are removed. Returns the folder. (`saveCheckpoint` writes the RL parts; SFT writes a model folder.)
+ */
+export function writeCheckpoint(root: string, state: TrainerState, write: (dir: string) => void, o: { maxToKeep?: number } = {}): string {
   const dir = stepDir(root, state.globalStep);
   // hidden and not named global_step_N: never taken for a checkpoint while it is being written
   const tmp = join(root, `.global_step_${state.globalStep}.partial`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  for (const [name, part] of Object.entries(parts) as [string, CheckpointParts['actor'] | undefined][]) {
-    if (!part) continue;
-    const sub = join(tmp, name);
-    part.model.save(sub);
-    part.optimizer.saveState(join(sub, OPTIMIZER_FILE));
-  }
+  write(tmp);
   writeFileSync(join(tmp, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);

@@ -33,5 +33,5 @@ export { ppoLoop, miniBatches, microBatches, type MicroLoss, type MiniBatchLoss,
 export { lrSchedule } from './schedule.js';
 export { BatchSchedule } from './data.js';
 export { MetricsLog, progressLine } from './metrics.js';
-export { saveCheckpoint, loadCheckpoint, latestCheckpoint, checkpointSteps, resumeHint, loadWeightsInto, stepDir, CheckpointError, LATEST_FILE, type TrainerState, type CheckpointParts } from './checkpoint.js';
+export { saveCheckpoint, writeCheckpoint, loadCheckpoint, latestCheckpoint, checkpointSteps, resumeHint, loadWeightsInto, stepDir, CheckpointError, LATEST_FILE, type TrainerState, type CheckpointParts } from './checkpoint.js';
 export { mulberry32, mixSeed, shuffled } from '../random.js';

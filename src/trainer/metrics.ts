@@ -45,7 +45,10 @@ export class MetricsLog {
 const SHOWN: [string, string][] = [
   ['reward/trajectory_mean', 'reward'], ['val/reward_mean', 'val'], ['response_length/mean', 'resp_len'],
   ['rollout/tool_calls_per_trajectory', 'tool_calls'], ['actor/pg_loss', 'pg_loss'], ['actor/ppo_kl', 'kl'],
-  ['actor/entropy', 'entropy'], ['actor/grad_norm', 'grad'], ['critic/vf_loss', 'vf_loss'], ['timing_s/gen', 'gen_s'], ['timing_s/step', 's'],
+  ['actor/entropy', 'entropy'], ['actor/grad_norm', 'grad'], ['critic/vf_loss', 'vf_loss'],
+  // SFT (agent-r1 sft)
+  ['train/loss', 'loss'], ['val/loss', 'val_loss'], ['train/grad_norm', 'grad'], ['train/lr', 'lr'],
+  ['timing_s/gen', 'gen_s'], ['timing_s/step', 's'],
 ];
 
 /** "step 3/40 | reward 0.412 | pg_loss -0.01 | ..." with whatever of the usual metrics is there. */
