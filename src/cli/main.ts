@@ -6,6 +6,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { AgentR1Error } from '../errors.js';
 import { configToYaml, loadConfigWithInfo } from '../config/index.js';
 import { DEFAULT_SVAMP_PATH, prepareArithmetic, prepareGsm8k, type DataFormat } from '../data/index.js';
+import { sftCommand } from './sft.js';
 import { trainCommand } from './train.js';
 
 const OVERRIDE_HELP = `
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
     });
 
   program.addCommand(trainCommand(OVERRIDE_HELP.replace('agent-r1 config --config', 'agent-r1 train --config')));
+  program.addCommand(sftCommand(OVERRIDE_HELP.replace(/\$ agent-r1 config .*/, '$ agent-r1 sft --config sft.yaml model.partial_pretrain=~/models/Qwen3-0.6B data.train_batch_size=16 trainer.total_epochs=2')));
 
   const data = program.command('data').description('Prepare datasets as Agent-R1 rows (parquet or jsonl).');
   data

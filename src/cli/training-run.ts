@@ -56,14 +56,16 @@ export function resolveDevice(requested: string, log: (line: string) => void = (
   return 'cpu';
 }
 
-function checkModelFolder(key: string, path: string): void {
+/** A local Hugging Face model folder at `path` (with config.json), or a ConfigError naming `key`. */
+export function checkModelFolder(key: string, path: string): void {
   if (!existsSync(path) || !statSync(path).isDirectory()) {
     throw new ConfigError(`${key}: no model folder at '${path}' (a local Hugging Face folder with config.json, model.safetensors and the tokenizer files; nothing is downloaded)`);
   }
   if (!existsSync(join(path, 'config.json'))) throw new ConfigError(`${key}: '${path}' has no config.json; it is not a Hugging Face model folder`);
 }
 
-function checkDataFiles(key: string, files: readonly string[]): void {
+/** Every file exists, or a DataFileError naming `key`. */
+export function checkDataFiles(key: string, files: readonly string[]): void {
   for (const f of files) if (!existsSync(f)) throw new DataFileError(`${key}: no such data file '${f}'`);
 }
 

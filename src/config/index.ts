@@ -7,16 +7,20 @@
 //   const cfg = loadConfig({ configFile: 'recipes/gsm8k_tool/config.yaml', overrides: process.argv.slice(2) });
 //   const batch = await runRollout(rows, { ...toRolloutOptions(cfg), generator, tokenizer });
 //   const trainer = new Trainer({ policy, generator, tokenizer, trainData }, toTrainerOptionsInput(cfg));
+//   const sft = toSftOptions(loadSftConfig({ configFile: 'sft.yaml', overrides }));  // agent-r1 sft's keys (verl's sft_trainer)
 export { ConfigError } from './errors.js';
 export { DEFAULTS_YAML } from './defaults.js';
 export { configSchema, knownKeys, type AgentR1Config } from './schema.js';
 export { nearestKey } from './suggest.js';
 export {
   loadConfig, loadConfigWithInfo, parseOverride, parseOverrideValue, resolveInterpolations, defaultConfigTree, readConfigFile,
-  configToYaml, type LoadConfigOptions, type LoadedConfig, type Override,
+  configToYaml, loadConfigOf, RL_CONFIG, type ConfigSpec, type LoadConfigOptions, type LoadedConfig, type Override,
 } from './load.js';
+export { SFT_DEFAULTS_YAML } from './sft-defaults.js';
+export { sftConfigSchema, type SftConfig } from './sft-schema.js';
+export { SFT_CONFIG, loadSftConfig, loadSftConfigWithInfo, toSftOptions, type SftOptions } from './sft-options.js';
 export {
   toTrainerOptionsInput, toDataOptions, toModelLoadOptions, toAgentFlowConfig, toSamplingParams, toRolloutOptions, toAdvantageOptions,
-  toKlInRewardOptions, criticEnabled, refEnabled, expandHome, CRITIC_ESTIMATORS,
+  toKlInRewardOptions, chatTemplateOptions, criticEnabled, refEnabled, expandHome, CRITIC_ESTIMATORS,
   type DataOptions, type RolloutSettings, type ModelLoadSettings,
 } from './options.js';

@@ -71,7 +71,7 @@ export function toDataOptions(cfg: AgentR1Config): DataOptions {
 // ---- rollout ----
 
 /** `data.apply_chat_template_kwargs` -> the flow's chat template options: `enable_thinking` is its own option, the rest are template variables. */
-function chatTemplateOptions(kwargs: Record<string, unknown>): AgentFlowConfig['chatTemplate'] {
+export function chatTemplateOptions(kwargs: Record<string, unknown>): AgentFlowConfig['chatTemplate'] {
   const { enable_thinking: enableThinking, ...rest } = kwargs;
   const out: AgentFlowConfig['chatTemplate'] = {};
   if (enableThinking !== undefined) {

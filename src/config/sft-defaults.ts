@@ -15,6 +15,8 @@ data:
   train_batch_size: 256
   # step rows per forward/backward (packed together when use_remove_padding); also the validation batch
   micro_batch_size_per_gpu: 4
+  # verl's deprecated spelling: must stay null (set micro_batch_size_per_gpu)
+  micro_batch_size: null
   # multi-turn rows only: the conversation is in messages_key; single-turn (prompt_key/response_key) is not supported
   multiturn:
     enable: true

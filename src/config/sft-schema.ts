@@ -15,6 +15,7 @@ export const sftConfigSchema = z.looseObject({
     val_max_samples: int(-1),
     train_batch_size: int(1),
     micro_batch_size_per_gpu: int(1),
+    micro_batch_size: z.null().describe("null (verl's deprecated key: set data.micro_batch_size_per_gpu)"),
     multiturn: z.looseObject({
       enable: z.literal(true).describe('true (single-turn prompt_key/response_key rows are not supported: write the conversation as messages)'),
       messages_key: str(),

@@ -91,8 +91,8 @@ export class SftTrainer implements Disposable {
       };
       const m = ppoLoop(this.model, this.optimizer, batch, {
         ppoMiniBatchSize: rows.length, ppoMicroBatchSizePerGpu: o.packing ? o.microBatchSize : 1, useDynamicBsz: false,
-        ppoMaxTokenLenPerGpu: 0, ppoEpochs: 1, shuffle: false, gradientCheckpointing: o.gradientCheckpointing,
-        gradClip: o.optim.gradClip, lr, seed: 0, forward: {},
+        ppoMaxTokenLenPerGpu: 0, ppoEpochs: 1, shuffle: false, dataLoaderSeed: 0, gradientCheckpointing: o.gradientCheckpointing,
+        gradClip: o.optim.gradClip, lr, n: 1, forward: {},
       }, lossFor);
       return {
         'train/loss': m.loss, 'train/lr': lr, 'train/grad_norm': m.grad_norm, 'train/skipped_steps': m.skipped_steps,
