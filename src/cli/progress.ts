@@ -27,6 +27,8 @@ export class ProgressBars {
     if (!(o.enabled ?? this.stream.isTTY)) return;
     this.bar = new cliProgress.SingleBar({
       stream: this.stream, clearOnComplete: true, hideCursor: true, synchronousUpdate: true, fps: 5,
+      // asked for (enabled: true) off a terminal: draw anyway
+      noTTYOutput: o.enabled === true && !this.stream.isTTY,
       format: '{label} [{bar}] {value}/{total} {unit} | {duration_formatted} elapsed{info}',
     }, cliProgress.Presets.shades_classic);
   }

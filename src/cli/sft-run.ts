@@ -9,12 +9,13 @@ import { loadCausalLM, Tokenizer, type CausalLM } from '../models/index.js';
 import { ConfigError, toSftOptions, type SftConfig, type SftOptions } from '../config/index.js';
 import { DataFileError, formatBadRows, loadSftDataset, type BadRow } from '../data/index.js';
 import { buildSftRows, SftTrainer, truncateRows, type SftStepRow } from '../sft/index.js';
+import { ProgressBars } from './progress.js';
 import { checkDataFiles, checkModelFolder, resolveDevice } from './training-run.js';
 
 export interface SftRunOptions {
   /** Where progress notes go (what was loaded, bad rows, the device). Default: nowhere. */
   log?: (line: string) => void;
-  /** A progress bar over the steps (default: when stdout is a terminal). */
+  /** A progress bar over the steps, with the loss, on stderr (default: when stderr is a terminal; true draws it anyway). */
   progress?: boolean;
   /** Metrics as JSON Lines here (default `<trainer.default_local_dir>/sft_metrics.jsonl`). */
   metricsPath?: string;
@@ -85,12 +86,17 @@ export async function sftFromConfig(cfg: SftConfig, opts: SftRunOptions = {}): P
 
   const device = resolveDevice(o.trainer.device, log);
   torch.manualSeed(o.trainer.seed);
+  const bars = new ProgressBars({ enabled: opts.progress });
   const model = loadCausalLM(o.model.path, { dtype: o.model.dtype, device, requiresGrad: true, gradientCheckpointing: o.trainer.gradientCheckpointing });
   let trainer: SftTrainer;
   try {
     log(`model: ${model.spec.architecture} from ${o.model.path}, ${(model.numParameters() / 1e6).toFixed(1)}M parameters, ${device} ${model.dtype}`);
     const metricsPath = opts.metricsPath ?? join(o.trainer.defaultLocalDir, 'sft_metrics.jsonl');
-    trainer = new SftTrainer({ model, trainRows: train.rows, valRows: val.rows, onMetrics: opts.onMetrics }, { ...o.trainer, progress: opts.progress, metricsPath });
+    trainer = new SftTrainer({
+      model, trainRows: train.rows, valRows: val.rows, onMetrics: opts.onMetrics,
+      onProgress: (done, total, m) => bars.update('sft', done, total, { info: `loss ${m.loss.toFixed(4)} | lr ${m.lr.toExponential(2)}` }),
+      printLine: (line) => bars.log(line),
+    }, { ...o.trainer, metricsPath });
   } catch (error) {
     model.dispose();
     throw error;
@@ -105,7 +111,7 @@ export async function sftFromConfig(cfg: SftConfig, opts: SftRunOptions = {}): P
   return {
     trainer, model, tokenizer, device, options: o, trainRows: train.rows, valRows: val.rows, badRows: [...train.bad, ...val.bad],
     checkpointDir: o.trainer.defaultLocalDir, metricsPath: trainer.metricsPath,
-    fit: () => trainer.fit(),
+    fit: () => trainer.fit().finally(() => bars.stop()),
     lastCheckpoint: () => join(o.trainer.defaultLocalDir, `global_step_${trainer.globalStep}`),
     dispose, [Symbol.dispose]: dispose,
   };

@@ -6,7 +6,7 @@ import { configToYaml, loadSftConfigWithInfo } from '../config/index.js';
 export interface SftCommandOptions {
   config?: string;
   printConfig?: boolean;
-  /** commander's --progress / --no-progress (undefined: a bar when stdout is a terminal). */
+  /** commander's --progress / --no-progress (undefined: a bar when stderr is a terminal). */
   progress?: boolean;
 }
 
@@ -56,7 +56,7 @@ export function sftCommand(overrideHelp: string): Command {
     )
     .option('-c, --config <file>', 'a YAML config file to merge over the SFT defaults')
     .option('--print-config', 'print the resolved config as YAML and exit')
-    .option('--progress', 'draw a progress bar even when stdout is not a terminal')
+    .option('--progress', 'draw the progress bar (on stderr) even when stderr is not a terminal')
     .option('--no-progress', 'never draw a progress bar')
     .argument('[overrides...]', 'dotted overrides, e.g. data.train_batch_size=16 optim.lr=1e-4')
     .addHelpText('after', overrideHelp)

@@ -13,6 +13,5 @@
 export { buildSftRows, type BuildSftRowsOptions, type SftRows } from './replay.js';
 export { truncateRows, type Truncation } from './truncate.js';
 export { SftTrainer, type SftComponents } from './trainer.js';
-export { StepProgress } from './progress.js';
 export type { SftTrainerOptions } from './options.js';
 export type { SftSample, SftStepRow, SftRowProblem } from './types.js';

@@ -30,8 +30,6 @@ export interface SftTrainerOptions {
   maxCkptToKeep: number | null;
   /** `trainer.logger` has `console`: a line per step. */
   console: boolean;
-  /** A progress bar over the steps (undefined: when stdout is a terminal). */
-  progress?: boolean;
   /** Metrics as JSON Lines (default `<defaultLocalDir>/sft_metrics.jsonl`). */
   metricsPath?: string;
 }

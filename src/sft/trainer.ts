@@ -11,11 +11,10 @@ import { AdamW } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
 import { UserError } from '../errors.js';
 import {
-  BatchSchedule, MetricsLog, computeLogprobs, lrSchedule, ppoLoop, progressLine, stepsToRows, writeCheckpoint,
+  BatchSchedule, MetricsLog, computeLogprobs, lrSchedule, ppoLoop, stepsToRows, writeCheckpoint,
   type MiniBatchLoss, type StepLike, type TrainingRows,
 } from '../trainer/index.js';
 import type { SftTrainerOptions } from './options.js';
-import { StepProgress } from './progress.js';
 import type { SftStepRow } from './types.js';
 
 export interface SftComponents {
@@ -25,6 +24,10 @@ export interface SftComponents {
   valRows?: readonly SftStepRow[];
   /** Called with each step's metrics (after they are written). */
   onMetrics?: (step: number, metrics: Record<string, number>) => void;
+  /** Called after each step: steps done of the total, and the step's loss and lr (for a progress bar). */
+  onProgress?: (done: number, total: number, last: { loss: number; lr: number }) => void;
+  /** Where the per-step console line goes (trainer.logger has console; default console.log), e.g. above a progress bar. */
+  printLine?: (line: string) => void;
 }
 
 /** Step rows as the RL trainer's rows (each its own group; every response token trained on). */
@@ -63,7 +66,7 @@ export class SftTrainer implements Disposable {
       { lr: o.optim.lr, betas: o.optim.betas, weightDecay: o.optim.weightDecay });
     this.lr = lrSchedule(o.optim, this.totalTrainingSteps);
     this.metricsPath = o.metricsPath ?? join(o.defaultLocalDir, 'sft_metrics.jsonl');
-    this.log = new MetricsLog({ path: this.metricsPath });
+    this.log = new MetricsLog({ path: this.metricsPath, console: o.console, totalSteps: this.totalTrainingSteps, print: c.printLine });
   }
 
   get model(): CausalLM { return this.c.model; }
@@ -149,22 +152,13 @@ export class SftTrainer implements Disposable {
 
   /** Trains to totalTrainingSteps (a fresh metrics file); returns the last step's metrics. */
   async fit(): Promise<Record<string, number>> {
-    const o = this.options;
     if (this.globalStep === 0) rmSync(this.metricsPath, { force: true });
-    const progress = new StepProgress(this.totalTrainingSteps, { enabled: o.progress, start: this.globalStep });
     let last: Record<string, number> = {};
-    try {
-      while (this.globalStep < this.totalTrainingSteps) {
-        last = this.trainStep();
-        progress.update(this.globalStep, { loss: last['train/loss'], lr: last['train/lr'] });
-        // with a bar, the lines that add to it: validation steps and the last
-        const worthALine = !progress.active || last['val/loss'] !== undefined;
-        if (o.console && worthALine) progress.log(progressLine(this.globalStep, last, this.totalTrainingSteps));
-        // let tools, timers and the terminal run between steps
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      progress.stop();
+    while (this.globalStep < this.totalTrainingSteps) {
+      last = this.trainStep();
+      this.c.onProgress?.(this.globalStep, this.totalTrainingSteps, { loss: last['train/loss'], lr: last['train/lr'] });
+      // let tools, timers and the terminal run between steps
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return last;
   }

@@ -150,10 +150,12 @@ describe('agent-r1 sft command', () => {
   };
 
   it('trains from the command line and says where the checkpoint is; bad keys and missing files exit 2 with one line', () => {
-    const ok = cli(...overrides(['trainer.total_training_steps=1', `trainer.default_local_dir=${join(dir, 'cli')}`, 'trainer.logger=console']));
+    const ok = cli('--progress', ...overrides(['trainer.total_training_steps=1', `trainer.default_local_dir=${join(dir, 'cli')}`, 'trainer.logger=console']));
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /step 1\/1 \| loss \d/);
     assert.match(ok.stdout, /checkpoint: .*cli\/global_step_1 \(a Hugging Face folder/);
+    // --progress: the bar (on stderr) even though stderr is a pipe here, with the loss
+    assert.match(ok.stderr, /sft +\[█+\] 1\/1 steps \| .* \| loss \d+\.\d{4} \| lr 1\.00e-3/);
     const key = cli('optim.warmup_steps_ratio=0.1');
     assert.equal(key.code, 2);
     assert.equal(key.stderr.trim().split('\n').length, 1);

@@ -36,7 +36,7 @@ function options(o: Partial<SftTrainerOptions> = {}): SftTrainerOptions {
     trainBatchSize: 8, microBatchSize: 3, packing: true, shuffle: true, seed: 0, gradientCheckpointing: false,
     optim: { lr: 1e-2, weightDecay: 0, betas: [0.9, 0.95], lrWarmupSteps: -1, lrWarmupStepsRatio: 0, lrSchedulerType: 'constant', minLrRatio: 0, gradClip: 1 },
     totalEpochs: 1, totalTrainingSteps: null, saveFreq: -1, testFreq: -1, defaultLocalDir: join(dir, 'unused'), maxCkptToKeep: null,
-    console: false, progress: false, ...o,
+    console: false, ...o,
   };
 }
 
