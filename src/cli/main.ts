@@ -69,19 +69,21 @@ export function buildProgram(): Command {
     .description(
       'Prepare the calculator task: arithmetic word problems solved with the `calculator` tool (agent_env_loop, tool env, Hermes\n' +
       'calls), scored on the final `#### N` (data_source arithmetic_tool). Writes train and test (RL rows), and sft_train and\n' +
-      'sft_val (the same rows plus `messages`, the full conversation of a correct agent, for the train and the held-out test problems).',
+      'sft_val (train rows plus `messages`, the full conversation of a correct agent; sft_val holds out some train problems,\n' +
+      'so the test problems stay unseen by SFT and RL alike).',
     )
     .requiredOption('-o, --out <dir>', 'the folder to write train, test, sft_train and sft_val into')
     .addOption(new Option('--source <source>', 'where the problems come from').choices(['generated', 'svamp']).default('generated'))
     .option('--train <n>', 'train problems (default: 2000 generated; all that --test leaves of SVAMP)', wholeNumber)
     .option('--test <n>', 'held-out test problems, disjoint from train', wholeNumber, 200)
+    .option('--sft-val <n>', 'train problems whose traces go to sft_val, not sft_train (default: a tenth of train, at most 200)', wholeNumber)
     .option('--seed <s>', 'seed of the generator (generated) or of the shuffle before the split (svamp)', wholeNumber, 0)
     .option('--svamp <file>', 'SVAMP.json, for --source svamp', DEFAULT_SVAMP_PATH)
     .option('--tools-in-prompt', "render the calculator's JSON schema into the prompt (env_kwargs.tools_in_prompt); by default the short system message describes it", false)
     .addOption(new Option('-f, --format <format>', 'output format').choices(['parquet', 'jsonl']).default('parquet'))
-    .action((opts: { out: string; source: 'generated' | 'svamp'; train?: number; test: number; seed: number; svamp: string; toolsInPrompt: boolean; format: DataFormat }) => {
+    .action((opts: { out: string; source: 'generated' | 'svamp'; train?: number; test: number; sftVal?: number; seed: number; svamp: string; toolsInPrompt: boolean; format: DataFormat }) => {
       const { files, skipped } = prepareArithmetic({
-        outDir: opts.out, source: opts.source, train: opts.train, test: opts.test, seed: opts.seed,
+        outDir: opts.out, source: opts.source, train: opts.train, test: opts.test, sftVal: opts.sftVal, seed: opts.seed,
         svampPath: opts.svamp, toolsInPrompt: opts.toolsInPrompt, format: opts.format,
       });
       for (const f of files) process.stdout.write(`${f.name}: ${f.rows} rows -> ${f.path}\n`);

@@ -255,6 +255,8 @@ export interface PrepareArithmeticOptions {
   train?: number;
   /** Test problems (default 200). */
   test?: number;
+  /** Train problems whose traces go to sft_val instead of sft_train (default a tenth of train, at most 200). */
+  sftVal?: number;
   seed?: number;
   /** SVAMP.json, for `source: 'svamp'`. */
   svampPath?: string;
@@ -265,8 +267,9 @@ export interface PrepareArithmeticOptions {
 export const DEFAULT_SVAMP_PATH = '../shared/data/svamp/SVAMP.json';
 
 /**
- * Writes train / test (RL rows) and sft_train / sft_val (traces: of the train problems, and of
- * the held-out test problems) into `outDir`; returns each file's path and row count.
+ * Writes into `outDir`: train and test (RL rows), sft_train and sft_val (traces). The traces are
+ * of train problems only, the last `sftVal` of them held out as sft_val, so the test split stays
+ * unseen by SFT (its training and its model selection) and by RL; a trace keeps its train row's index.
  */
 export function prepareArithmetic(opts: PrepareArithmeticOptions): { files: { name: string; path: string; rows: number }[]; skipped: { id: string; reason: string }[] } {
   const format = opts.format ?? 'parquet';
@@ -275,12 +278,15 @@ export function prepareArithmetic(opts: PrepareArithmeticOptions): { files: { na
   const { train: trainProblems, test: testProblems, skipped } = (opts.source ?? 'generated') === 'svamp'
     ? svampArithmeticSplits(opts.svampPath ?? DEFAULT_SVAMP_PATH, { train: opts.train, test, seed })
     : { ...generatedArithmeticSplits({ train: opts.train ?? 2000, test, seed }), skipped: [] };
+  const sftVal = opts.sftVal ?? Math.min(200, Math.floor(trainProblems.length / 10));
+  if (sftVal > trainProblems.length) throw new DataFileError(`sft_val of ${sftVal} problems is more than the ${trainProblems.length} train problems`);
   const rowOpts = (split: string) => ({ split, toolsInPrompt: opts.toolsInPrompt });
+  const traces = trainProblems.map((p, i) => arithmeticTrace(p, i, rowOpts('train')));
   const contents: [string, Record<string, unknown>[]][] = [
     ['train', trainProblems.map((p, i) => arithmeticRow(p, i, rowOpts('train')))],
     ['test', testProblems.map((p, i) => arithmeticRow(p, i, rowOpts('test')))],
-    ['sft_train', trainProblems.map((p, i) => arithmeticTrace(p, i, rowOpts('train')))],
-    ['sft_val', testProblems.map((p, i) => arithmeticTrace(p, i, rowOpts('test')))],
+    ['sft_train', traces.slice(0, traces.length - sftVal)],
+    ['sft_val', traces.slice(traces.length - sftVal)],
   ];
   const files = contents.map(([name, rows]) => {
     const path = join(opts.outDir, `${name}.${format}`);

@@ -97,9 +97,9 @@ describe('agent-r1 CLI', () => {
 
   it('data arithmetic writes train, test, sft_train and sft_val; a count that is not a whole number is a usage error', () => {
     const out = mkdtempSync(join(tmpdir(), 'agent-r1-cli-'));
-    const r = cli('data', 'arithmetic', '--out', out, '--train', '12', '--test', '5', '--seed', '2', '--format', 'jsonl');
+    const r = cli('data', 'arithmetic', '--out', out, '--train', '12', '--test', '5', '--sft-val', '3', '--seed', '2', '--format', 'jsonl');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^train: 12 rows -> .*train\.jsonl\ntest: 5 rows -> .*test\.jsonl\nsft_train: 12 rows -> .*sft_train\.jsonl\nsft_val: 5 rows -> .*sft_val\.jsonl\n$/);
+    assert.match(r.stdout, /^train: 12 rows -> .*train\.jsonl\ntest: 5 rows -> .*test\.jsonl\nsft_train: 9 rows -> .*sft_train\.jsonl\nsft_val: 3 rows -> .*sft_val\.jsonl\n$/);
     const rows = (name: string) => readFileSync(join(out, `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(rows('test').map((x) => x.extra_info.split), Array(5).fill('test'));
     const trace = rows('sft_train')[0];

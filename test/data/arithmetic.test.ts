@@ -200,23 +200,34 @@ describe('prepareArithmetic files', () => {
   it('writes train, test, sft_train and sft_val; parquet round-trips the nested messages and the rows load', async () => {
     const dir = join(tmp, 'gen');
     const { files, skipped } = prepareArithmetic({ outDir: dir, train: 30, test: 8, seed: 5 });
-    assert.deepEqual(files.map((f) => [f.name, f.rows]), [['train', 30], ['test', 8], ['sft_train', 30], ['sft_val', 8]]);
+    assert.deepEqual(files.map((f) => [f.name, f.rows]), [['train', 30], ['test', 8], ['sft_train', 27], ['sft_val', 3]]);
     assert.deepEqual(skipped, []);
     const expected = generatedArithmeticSplits({ train: 30, test: 8, seed: 5 });
-    const sft = (await readRecords(join(dir, 'sft_train.parquet'))).map((r) => (r as { value: Record<string, unknown> }).value);
-    assert.deepEqual(sft.map((r) => r.messages), expected.train.map((p, i) => arithmeticTrace(p, i, { split: 'train' }).messages));
-    const val = (await readRecords(join(dir, 'sft_val.parquet'))).map((r) => (r as { value: Record<string, unknown> }).value);
-    assert.deepEqual(val.map((r) => r.messages), expected.test.map((p, i) => arithmeticTrace(p, i, { split: 'test' }).messages));
+    const traces = expected.train.map((p, i) => arithmeticTrace(p, i, { split: 'train' }));
+    const values = async (name: string) => (await readRecords(join(dir, `${name}.parquet`))).map((r) => (r as { value: Record<string, unknown> }).value);
+    const sft = await values('sft_train');
+    assert.deepEqual(sft.map((r) => r.messages), traces.slice(0, 27).map((t) => t.messages));
+    // sft_val: the last train problems (their train indices kept), never a test problem.
+    const val = await values('sft_val');
+    assert.deepEqual(val.map((r) => r.messages), traces.slice(27).map((t) => t.messages));
+    assert.deepEqual(val.map((r) => (r.extra_info as { index: bigint }).index), [27n, 28n, 29n]);
+    // Through loadDataset (as the SFT trainer reads them), traces are rows that keep their messages.
+    const loaded = await loadDataset(join(dir, 'sft_val.parquet'));
+    assert.deepEqual(loaded.rows, traces.slice(27));
+    const testTexts = new Set(expected.test.map((p) => p.question));
+    assert.ok([...sft, ...val].every((r) => !testTexts.has((r.extra_info as { question: string }).question)));
     const train = await loadDataset(join(dir, 'train.parquet'));
     assert.deepEqual(train.bad, []);
     assert.deepEqual(train.rows, expected.train.map((p, i) => arithmeticRow(p, i, { split: 'train' })));
     const test = await loadDataset(join(dir, 'test.parquet'));
     assert.deepEqual(test.rows.map((r) => r.extra_info!.split), Array(8).fill('test'));
+    assert.deepEqual(prepareArithmetic({ outDir: join(tmp, 'gen2'), train: 30, test: 8, seed: 5, sftVal: 10 }).files.map((f) => f.rows), [30, 8, 20, 10]);
+    assert.throws(() => prepareArithmetic({ outDir: join(tmp, 'gen3'), train: 3, test: 1, sftVal: 4 }), /sft_val of 4 problems is more than the 3 train problems/);
   });
 
   it('from SVAMP, in jsonl', async () => {
     const { files, skipped } = prepareArithmetic({ outDir: join(tmp, 'svamp'), source: 'svamp', svampPath: SVAMP, test: 100, train: 20, format: 'jsonl' });
-    assert.deepEqual(files.map((f) => [f.name, f.rows, f.path.endsWith('.jsonl')]), [['train', 20, true], ['test', 100, true], ['sft_train', 20, true], ['sft_val', 100, true]]);
+    assert.deepEqual(files.map((f) => [f.name, f.rows, f.path.endsWith('.jsonl')]), [['train', 20, true], ['test', 100, true], ['sft_train', 18, true], ['sft_val', 2, true]]);
     assert.ok(skipped.length > 0);
     const rows = (await loadDataset(files[0].path)).rows;
     assert.ok(rows.every((r) => r.extra_info!.source === 'svamp'));
@@ -227,7 +238,7 @@ describe('recipes/arithmetic_tool', () => {
   it('GRPO, agent_env_loop, n=8, max_steps 4, 48-token responses; its rollout settings carry the traces to reward 1', async () => {
     const tok = await qwen3Tokenizer();
     const dir = join(tmp, 'recipe');
-    prepareArithmetic({ outDir: dir, train: 4, test: 4, seed: 9 });
+    prepareArithmetic({ outDir: dir, train: 4, test: 4, sftVal: 1, seed: 9 });
     const cfg = loadConfig({ configFile: RECIPE, overrides: [`data.val_files=${join(dir, 'test.parquet')}`] });
     assert.equal(cfg.algorithm.adv_estimator, 'grpo');
     assert.equal(cfg.actor_rollout_ref.rollout.n, 8);
@@ -235,8 +246,8 @@ describe('recipes/arithmetic_tool', () => {
     assert.equal(cfg.actor_rollout_ref.rollout.response_length, 48);
     assert.equal(cfg.trainer.device, 'cpu');
     toTrainerOptionsInput(cfg);
-    const { rows } = await loadDataset(join(dir, 'test.parquet'));
-    const traces = (await readRecords(join(dir, 'sft_val.parquet'))).map((r) => (r as { value: { prompt: { content: string }[]; messages: { role: string; content: string }[] } }).value);
+    const { rows } = await loadDataset(join(dir, 'train.parquet'));
+    const traces = [...await readRecords(join(dir, 'sft_train.parquet')), ...await readRecords(join(dir, 'sft_val.parquet'))].map((r) => (r as { value: { prompt: { content: string }[]; messages: { role: string; content: string }[] } }).value);
     const policy = new ScriptedPolicy((ids) => {
       const prompt = tok.decode(ids);
       const trace = traces.find((t) => prompt.includes(t.prompt[1].content))!;
