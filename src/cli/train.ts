@@ -45,6 +45,8 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
     if (trainer.stepsRun > trainer.stepsTrained) console.log(`note: ${trainer.stepsRun - trainer.stepsTrained} of ${trainer.stepsRun} steps were skipped (nothing to train on)`);
     if (t.trainer.saveFreq > 0) console.log(`checkpoint: ${run.checkpointDir}/global_step_${trainer.globalStep} (actor/ is a Hugging Face model folder)`);
     console.log(`metrics: ${run.metricsPath}`);
+    if (t.trainer.fileLoggerPath) console.log(`file logger: ${t.trainer.fileLoggerPath}`);
+    if (t.trainer.tensorboardDir) console.log(`tensorboard: ${t.trainer.tensorboardDir} (tensorboard --logdir ${t.trainer.tensorboardDir})`);
     return last;
   } finally {
     run.dispose();

@@ -318,8 +318,10 @@ trainer:
   total_training_steps: null
   project_name: verl_examples
   experiment_name: gsm8k
-  # console, wandb, tensorboard, file...
-  logger: [console, wandb]
+  # console, file (JSON Lines at $VERL_FILE_LOGGER_PATH or <project>/<experiment>.jsonl), tensorboard
+  # (event files in $TENSORBOARD_DIR or tensorboard_log/<project>/<experiment>); verl's default adds wandb,
+  # which agent-r1 does not have
+  logger: [console]
   log_val_generations: 0
   # when set, every rollout's trajectories are written here as JSON Lines
   rollout_data_dir: null

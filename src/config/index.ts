@@ -10,7 +10,7 @@
 //   const sft = toSftOptions(loadSftConfig({ configFile: 'sft.yaml', overrides }));  // agent-r1 sft's keys (verl's sft_trainer)
 export { ConfigError } from './errors.js';
 export { DEFAULTS_YAML } from './defaults.js';
-export { configSchema, knownKeys, type AgentR1Config } from './schema.js';
+export { configSchema, knownKeys, LOGGERS, type AgentR1Config } from './schema.js';
 export { nearestKey } from './suggest.js';
 export {
   loadConfig, loadConfigWithInfo, parseOverride, parseOverrideValue, resolveInterpolations, defaultConfigTree, readConfigFile,
@@ -20,7 +20,7 @@ export { SFT_DEFAULTS_YAML } from './sft-defaults.js';
 export { sftConfigSchema, type SftConfig } from './sft-schema.js';
 export { SFT_CONFIG, loadSftConfig, loadSftConfigWithInfo, toSftOptions, type SftOptions } from './sft-options.js';
 export {
-  toTrainerOptionsInput, toDataOptions, toModelLoadOptions, toAgentFlowConfig, toSamplingParams, toRolloutOptions, toAdvantageOptions,
+  toTrainerOptionsInput, loggerPaths, toDataOptions, toModelLoadOptions, toAgentFlowConfig, toSamplingParams, toRolloutOptions, toAdvantageOptions,
   toKlInRewardOptions, chatTemplateOptions, criticEnabled, refEnabled, expandHome, CRITIC_ESTIMATORS,
   type DataOptions, type RolloutSettings, type ModelLoadSettings,
 } from './options.js';

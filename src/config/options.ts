@@ -2,6 +2,7 @@
 // other layers take. Nothing outside src/config/ reads a snake_case key.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { join } from 'node:path';
 import YAML from 'yaml';
 import type { AgentFlowConfig } from '../agent/flow.js';
 import type { SamplingParams } from '../engine/generator.js';
@@ -276,10 +277,11 @@ function trainerOptim(o: AgentR1Config['critic']['optim'], gradClip: number): Op
 
 /**
  * What `new Trainer(...)` / `resolveTrainerOptions` take (`TrainerOptionsInput`), from the config.
- * `trainer.rollout_data_dir` / `validation_data_dir` get one JSON Lines file per global step; `trainer.logger`
+ * `trainer.rollout_data_dir` / `validation_data_dir` get one JSON Lines file per global step; `trainer.logger` names
+ * `file` and `tensorboard` get their paths from `loggerPaths` (`env`: verl's variables); `trainer.logger`
  * containing `console` turns on the per-step progress line.
  */
-export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
+export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<string, string | undefined>> = process.env): TrainerOptionsInput {
   const { actor, model } = cfg.actor_rollout_ref;
   const r = cfg.actor_rollout_ref.rollout;
   const c = cfg.critic;
@@ -358,5 +360,22 @@ export function toTrainerOptionsInput(cfg: AgentR1Config): TrainerOptionsInput {
   if (t.total_training_steps !== null) input.trainer!.totalTrainingSteps = t.total_training_steps;
   if (t.resume_from_path !== null) input.trainer!.resumeFromPath = expandHome(t.resume_from_path);
   if (t.max_actor_ckpt_to_keep !== null) input.trainer!.maxCkptToKeep = t.max_actor_ckpt_to_keep;
+  Object.assign(input.trainer!, loggerPaths(cfg, env));
   return input;
+}
+
+/**
+ * Where the `file` and `tensorboard` loggers write, as verl's tracking.py puts them: the file logger
+ * to $VERL_FILE_LOGGER_PATH, else `${VERL_FILE_LOGGER_ROOT:-.}/<project_name>/<experiment_name>.jsonl`;
+ * TensorBoard to $TENSORBOARD_DIR, else `tensorboard_log/<project_name>/<experiment_name>`.
+ */
+export function loggerPaths(cfg: AgentR1Config, env: Readonly<Record<string, string | undefined>> = process.env): { fileLoggerPath?: string; tensorboardDir?: string } {
+  const t = cfg.trainer;
+  const loggers = list(t.logger);
+  const out: { fileLoggerPath?: string; tensorboardDir?: string } = {};
+  if (loggers.includes('file')) {
+    out.fileLoggerPath = expandHome(env.VERL_FILE_LOGGER_PATH ?? join(env.VERL_FILE_LOGGER_ROOT ?? '.', t.project_name, `${t.experiment_name}.jsonl`));
+  }
+  if (loggers.includes('tensorboard')) out.tensorboardDir = expandHome(env.TENSORBOARD_DIR ?? join('tensorboard_log', t.project_name, t.experiment_name));
+  return out;
 }

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { DTYPES, bool, files, filesOrNull, int, intOrNull, map, nonNeg, num, oneOf, pos, str, strList, strOrNull } from './leaves.js';
 
+/** trainer.logger names agent-r1 writes: verl's console, file (JSON Lines) and tensorboard (event files). */
+export const LOGGERS = ['console', 'file', 'tensorboard'] as const;
 const AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
 const KL_NAMES = ['kl', 'k1', 'abs', 'mse', 'k2', 'low_var_kl', 'k3', 'kl+', 'k1+', 'abs+', 'mse+', 'k2+', 'low_var_kl+', 'k3+'] as const;
 
@@ -242,7 +244,8 @@ export const configSchema = z.looseObject({
     total_training_steps: intOrNull(1),
     project_name: str(),
     experiment_name: str(),
-    logger: z.union([z.string(), z.array(z.string())]).describe('a logger name or a list of them, e.g. [console,wandb]'),
+    logger: z.union([oneOf(LOGGERS), z.array(oneOf(LOGGERS))])
+      .describe(`${LOGGERS.join(', ')} or a list of them, e.g. [console,tensorboard] (wandb, swanlab, mlflow, clearml, trackio and vemlp_wandb are not supported: use file or tensorboard)`),
     log_val_generations: int(0),
     rollout_data_dir: strOrNull(),
     validation_data_dir: strOrNull(),

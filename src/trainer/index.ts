@@ -32,6 +32,7 @@ export { updateCritic, criticMask, type CriticBatch } from './critic-update.js';
 export { ppoLoop, miniBatches, microBatches, type MicroLoss, type MiniBatchLoss, type PpoLoopOptions } from './ppo-loop.js';
 export { lrSchedule } from './schedule.js';
 export { BatchSchedule } from './data.js';
-export { MetricsLog, progressLine } from './metrics.js';
+export { MetricsLog, JsonlSink, TensorBoardSink, progressLine, type MetricsSink } from './metrics.js';
+export { EventFileWriter } from './tfevents.js';
 export { saveCheckpoint, writeCheckpoint, loadCheckpoint, latestCheckpoint, checkpointSteps, resumeHint, loadWeightsInto, stepDir, CheckpointError, LATEST_FILE, type TrainerState, type CheckpointParts } from './checkpoint.js';
 export { mulberry32, mixSeed, shuffled } from '../random.js';

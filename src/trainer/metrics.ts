@@ -1,31 +1,36 @@
 // Metrics out: JSON Lines (one object per step: {"step": N, ...}) and a progress line.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { EventFileWriter } from './tfevents.js';
 
-export class MetricsLog {
-  constructor(readonly o: { path?: string; console?: boolean; totalSteps?: number; print?: (line: string) => void }) {
-    if (o.path) mkdirSync(dirname(o.path), { recursive: true });
+/** Where a step's metrics go besides the console (trainer.logger `file`, `tensorboard`, and metrics.jsonl). */
+export interface MetricsSink {
+  write(step: number, metrics: Record<string, number>): void;
+  /** A fresh run: earlier runs' records leave the series. */
+  startFresh(): void;
+  /** A run resumed at `step` redoes the later steps: the earlier run's records past it leave the series; returns how many went (when known). */
+  cutAfter(step: number): number;
+}
+
+/**
+ * JSON Lines, one object per step: `flat` is `{"step": N, ...metrics}` (metrics.jsonl), `verl` is
+ * verl's file logger's `{"step": N, "data": {...}}`.
+ */
+export class JsonlSink implements MetricsSink {
+  constructor(readonly path: string, readonly format: 'flat' | 'verl' = 'flat') {
+    mkdirSync(dirname(path), { recursive: true });
   }
 
-  /** Appends the step's metrics; `note` (e.g. why the batch was skipped) goes on the progress line. */
-  write(step: number, metrics: Record<string, number>, note?: string): void {
-    if (this.o.path) appendFileSync(this.o.path, JSON.stringify({ step, ...metrics }) + '\n');
-    if (this.o.console) (this.o.print ?? console.log)(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
+  write(step: number, metrics: Record<string, number>): void {
+    appendFileSync(this.path, JSON.stringify(this.format === 'flat' ? { step, ...metrics } : { step, data: metrics }) + '\n');
   }
 
-  /** Empties the file: a fresh run (no checkpoint resumed) starts a new series. */
-  startFresh(): void {
-    if (this.o.path) writeFileSync(this.o.path, '');
-  }
+  startFresh(): void { writeFileSync(this.path, ''); }
 
-  /**
-   * Drops the lines past `step` (a run resumed from an older checkpoint redoes those steps, so
-   * their old lines would make a second series), and a torn last line; returns how many went.
-   */
+  /** Drops the lines past `step` and a torn last line. */
   cutAfter(step: number): number {
-    const path = this.o.path;
-    if (!path || !existsSync(path)) return 0;
-    const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    if (!existsSync(this.path)) return 0;
+    const lines = readFileSync(this.path, 'utf8').split('\n').filter((l) => l.trim() !== '');
     const kept = lines.filter((line) => {
       try {
         const s = (JSON.parse(line) as { step?: unknown }).step;
@@ -35,10 +40,62 @@ export class MetricsLog {
       }
     });
     if (kept.length === lines.length) return 0;
-    const tmp = `${path}.tmp-${process.pid}`;
+    const tmp = `${this.path}.tmp-${process.pid}`;
     writeFileSync(tmp, kept.map((l) => l + '\n').join(''));
-    renameSync(tmp, path);
+    renameSync(tmp, this.path);
     return lines.length - kept.length;
+  }
+}
+
+/**
+ * Scalars in a TensorBoard event file under `dir` (a new file per run, as TensorBoard expects).
+ * Older files are left as they are: a SessionLog START tells TensorBoard's reader to drop their
+ * steps from the one this run starts at.
+ */
+export class TensorBoardSink implements MetricsSink {
+  private writer?: EventFileWriter;
+
+  constructor(readonly dir: string) {}
+
+  private open(): EventFileWriter { return (this.writer ??= new EventFileWriter(this.dir)); }
+
+  write(step: number, metrics: Record<string, number>): void { this.open().scalars(step, metrics); }
+
+  startFresh(): void { this.open().sessionStart(0); }
+
+  cutAfter(step: number): number {
+    this.open().sessionStart(step + 1);
+    return 0;
+  }
+
+  /** The event file this run writes (undefined before anything was written). */
+  get path(): string | undefined { return this.writer?.path; }
+}
+
+/** A step's metrics to every sink, and a progress line to the console. */
+export class MetricsLog {
+  readonly sinks: MetricsSink[];
+
+  /** `path`: metrics.jsonl (flat JSON Lines); `sinks`: the trainer.logger destinations. */
+  constructor(readonly o: { path?: string; console?: boolean; totalSteps?: number; print?: (line: string) => void; sinks?: MetricsSink[] }) {
+    this.sinks = [...(o.path ? [new JsonlSink(o.path)] : []), ...(o.sinks ?? [])];
+  }
+
+  /** Appends the step's metrics; `note` (e.g. why the batch was skipped) goes on the progress line. */
+  write(step: number, metrics: Record<string, number>, note?: string): void {
+    for (const sink of this.sinks) sink.write(step, metrics);
+    if (this.o.console) (this.o.print ?? console.log)(progressLine(step, metrics, this.o.totalSteps) + (note ? ` | ${note}` : ''));
+  }
+
+  /** A fresh run (no checkpoint resumed) starts a new series everywhere. */
+  startFresh(): void { for (const sink of this.sinks) sink.startFresh(); }
+
+  /**
+   * Drops the records past `step` (a run resumed from an older checkpoint redoes those steps, so
+   * their old records would make a second series); returns how many lines went from a JSON Lines file (the most of any).
+   */
+  cutAfter(step: number): number {
+    return Math.max(0, ...this.sinks.map((sink) => sink.cutAfter(step)));
   }
 }
 

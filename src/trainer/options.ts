@@ -134,6 +134,10 @@ export interface RunOptions {
   rolloutDataDir?: string;
   /** `trainer.validation_data_dir`: each validation's rollout to `<dir>/<global_step>.jsonl`. */
   validationDataDir?: string;
+  /** `trainer.logger` has `file`: verl's file logger's JSON Lines (`{"step", "data"}`) to this file. */
+  fileLoggerPath?: string;
+  /** `trainer.logger` has `tensorboard`: scalars as TensorBoard event files in this folder. */
+  tensorboardDir?: string;
   /** Print a progress line per step (true). */
   console: boolean;
   /** Floating-point dtype of the RL tensors (float32; float64 for exactness tests). */
@@ -214,7 +218,7 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
       totalEpochs: t.totalEpochs ?? 1, totalTrainingSteps: t.totalTrainingSteps, testFreq: t.testFreq ?? -1,
       valBeforeTrain: t.valBeforeTrain ?? false, valOnly: t.valOnly ?? false, saveFreq: t.saveFreq ?? -1, defaultLocalDir: t.defaultLocalDir ?? 'checkpoints',
       resumeMode: t.resumeMode ?? 'disable', resumeFromPath: t.resumeFromPath, maxCkptToKeep: t.maxCkptToKeep,
-      metricsPath: t.metricsPath, rolloutDataDir: t.rolloutDataDir, validationDataDir: t.validationDataDir, console: t.console ?? true, rlDtype: t.rlDtype ?? 'float32',
+      metricsPath: t.metricsPath, rolloutDataDir: t.rolloutDataDir, validationDataDir: t.validationDataDir, fileLoggerPath: t.fileLoggerPath, tensorboardDir: t.tensorboardDir, console: t.console ?? true, rlDtype: t.rlDtype ?? 'float32',
     },
   };
   for (const [name, u] of [['actor', options.actor], ['critic', options.critic]] as const) {

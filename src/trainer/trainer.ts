@@ -17,7 +17,7 @@ import { updateActor } from './actor-update.js';
 import { updateCritic } from './critic-update.js';
 import { lrSchedule } from './schedule.js';
 import { BatchSchedule } from './data.js';
-import { MetricsLog } from './metrics.js';
+import { JsonlSink, MetricsLog, TensorBoardSink, type MetricsSink } from './metrics.js';
 import { trajectoryScores, validationMetrics } from './reward-metrics.js';
 import { mixSeed } from '../random.js';
 import { latestCheckpoint, loadCheckpoint, saveCheckpoint, type CheckpointParts, type TrainerState } from './checkpoint.js';
@@ -122,7 +122,10 @@ export class Trainer implements Disposable {
     this.criticLr = lrSchedule(o.critic.optim, this.totalTrainingSteps);
     if (c.critic && needsCritic(o.algorithm.advEstimator)) this.criticOptimizer = adam(c.critic, o.critic.optim);
     this.kl = createKlController(o.algorithm.klCtrl);
-    this.log = new MetricsLog({ path: o.trainer.metricsPath, console: o.trainer.console, totalSteps: this.totalTrainingSteps, print: c.printLine });
+    const sinks: MetricsSink[] = [];
+    if (o.trainer.fileLoggerPath) sinks.push(new JsonlSink(o.trainer.fileLoggerPath, 'verl'));
+    if (o.trainer.tensorboardDir) sinks.push(new TensorBoardSink(o.trainer.tensorboardDir));
+    this.log = new MetricsLog({ path: o.trainer.metricsPath, console: o.trainer.console, totalSteps: this.totalTrainingSteps, print: c.printLine, sinks });
   }
 
   private get critic(): CausalLM | undefined { return this.criticOptimizer ? this.c.critic : undefined; }
