@@ -102,7 +102,7 @@ describe('GSM8K preparation', () => {
       assert.equal(filterOverlongPrompts(rows, tok, 4096).rows.length, 200);
     });
 
-    it('runRollout with the recipe config: the tool reward and the final-answer reward follow the ground truth', async () => {
+    it('runRollout with the recipe config: the final answer alone is scored, following the ground truth; the tool reports its score in text', async () => {
       const { rows } = await loadDataset(join(tmp, 'tool', 'test.parquet'), { maxSamples: 6 });
       const cfg = loadConfig({ configFile: recipe, overrides: ['actor_rollout_ref.rollout.n=2'] });
       // Right answers for even rows, off by one for odd rows; a tool call first, then the answer.
@@ -122,10 +122,12 @@ describe('GSM8K preparation', () => {
       assert.equal(batch.trajectories.length, 12);
       assert.ok(batch.trajectories.every((t) => t.agentName === 'agent_env_loop' && t.numSteps === 2 && t.endReason === 'done'));
       for (const step of batch.steps) {
-        assert.equal(step.rewardScore, step.sampleIndex % 2 === 0 ? 1 : 0, `row ${step.sampleIndex} step ${step.stepIndex}`);
-        assert.equal(step.extra.rewardSource, step.stepIndex === 0 ? 'env' : 'reward_function');
+        const final = step.stepIndex === 1;
+        assert.equal(step.rewardScore, final && step.sampleIndex % 2 === 0 ? 1 : 0, `row ${step.sampleIndex} step ${step.stepIndex}`);
+        assert.equal(step.extra.rewardSource, final ? 'reward_function' : 'none');
+        if (!final) assert.match((step.extra.info as { tool_calls: { text: string }[] }).tool_calls[0].text, step.sampleIndex % 2 === 0 ? / reward=1\.0$/ : / reward=0\.0$/);
       }
-      assert.equal(batch.metrics['rollout/reward_mean'], 0.5);
+      assert.equal(batch.metrics['rollout/reward_mean'], 0.25);
       // The recipe's sampling reached the policy.
       assert.deepEqual(policy.calls[0].sampling, { maxTokens: 2048, temperature: 1, topP: 1 });
     });
