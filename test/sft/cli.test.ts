@@ -94,6 +94,14 @@ describe('agent-r1 sft config', () => {
     assert.equal(o.trainer.defaultLocalDir, 'checkpoints/p/test');
   });
 
+  it('loads the arithmetic_tool warm-start recipe', () => {
+    const o = toSftOptions(loadSftConfig({ configFile: join(root, 'recipes', 'arithmetic_tool', 'sft.yaml') }));
+    assert.match(o.data.trainFiles[0], /arithmetic_tool\/sft_train\.parquet$/);
+    assert.equal(o.data.maxLength, 256);
+    assert.equal(o.trainer.optim.lr, 1e-3);
+    assert.equal(o.trainer.gradientCheckpointing, false);
+  });
+
   it('refuses unknown keys (naming the nearest) and values agent-r1 sft has no machinery for, at load', () => {
     const bad = (arg: string, message: RegExp) => assert.throws(() => loadSftConfig({ overrides: [arg] }), message);
     bad('optim.warmup_steps_ratio=0.2', /unknown config key 'optim\.warmup_steps_ratio' \(did you mean 'optim\.lr_warmup_steps_ratio'\?\)/);
