@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { runTrain } from '../../src/cli/train.js';
-import { registerRewardFunction } from '../../src/agent/index.js';
+import { registerRewardFunction, rewardFunctionFor } from '../../src/agent/index.js';
 import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
 
 torch.setNumThreads(1);
@@ -97,9 +97,14 @@ describe('trainerFromConfig', () => {
   });
 
   it('every reward NaN: each step is skipped with the count, and runTrain throws instead of reporting a reward', async () => {
+    const gsm8k = rewardFunctionFor('openai/gsm8k');
     registerRewardFunction('openai/gsm8k', () => Number.NaN);
-    await assert.rejects(runTrain(overrides(['trainer.save_freq=-1', 'trainer.test_freq=-1', `trainer.default_local_dir=${join(dir, 'nan')}`]), { config: recipe }),
-      { name: 'UserError', message: /^no step trained: all 1 steps were skipped, with nothing to train on \(last: 4 trajectories: 4 done; 4 with a non-finite reward\)$/ });
+    try {
+      await assert.rejects(runTrain(overrides(['trainer.save_freq=-1', 'trainer.test_freq=-1', `trainer.default_local_dir=${join(dir, 'nan')}`]), { config: recipe }),
+        { name: 'UserError', message: /^no step trained: all 1 steps were skipped, with nothing to train on \(last: 4 trajectories: 4 done; 4 with a non-finite reward\)$/ });
+    } finally {
+      registerRewardFunction('openai/gsm8k', gsm8k);
+    }
     const logged = JSON.parse(readFileSync(join(dir, 'nan', 'metrics.jsonl'), 'utf8').trim());
     assert.equal(logged['training/skipped_batch'], 1);
     assert.equal(logged['training/dropped_nonfinite_reward'], 4);
@@ -117,6 +122,25 @@ describe('trainerFromConfig', () => {
       message: /^1 rows are refused:\n  data\.train_files row 1: a dataset row's env_kwargs\.mcp_servers may only name MCP servers the config declares \(none declared; /,
     });
     assert.equal(existsSync(marker), false);
+  });
+
+  it("the gsm8k sanity recipe (single_step_agent, Agent-R1's run_qwen2.5-3b.sh) trains a step on plain GSM8K rows", async () => {
+    const plain = join(dir, 'plain.jsonl');
+    writeRows(plain, gsm8kRowsFromFile(source, { split: 'test', tool: false }).slice(0, 2), 'jsonl');
+    const cfg = loadConfig({
+      configFile: join(root, 'recipes', 'gsm8k', 'config.yaml'),
+      overrides: overrides([`data.train_files=${plain}`, `data.val_files=${plain}`, 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4', 'trainer.save_freq=-1', `trainer.default_local_dir=${join(dir, 'plain-ckpt')}`]),
+    });
+    const run = await trainerFromConfig(cfg);
+    try {
+      const last = await run.trainer.fit();
+      assert.equal(run.trainer.stepsTrained, 1, run.trainer.lastSkipReason);
+      assert.equal(last['rollout/steps_per_trajectory'], 1, 'one step per trajectory');
+      assert.equal(last['rollout/num_trajectories'], 4);
+      assert.ok(Number.isFinite(last['actor/pg_loss']) && Number.isFinite(last['actor/kl_loss']));
+    } finally {
+      run.dispose();
+    }
   });
 
   it('gae loads a critic with a value head from the actor folder; no KL, no reference', async () => {
