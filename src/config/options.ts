@@ -369,7 +369,7 @@ export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<s
  * to $VERL_FILE_LOGGER_PATH, else `${VERL_FILE_LOGGER_ROOT:-.}/<project_name>/<experiment_name>.jsonl`;
  * TensorBoard to $TENSORBOARD_DIR, else `tensorboard_log/<project_name>/<experiment_name>`.
  */
-export function loggerPaths(cfg: AgentR1Config, env: Readonly<Record<string, string | undefined>> = process.env): { fileLoggerPath?: string; tensorboardDir?: string } {
+export function loggerPaths(cfg: { trainer: Pick<AgentR1Config['trainer'], 'logger' | 'project_name' | 'experiment_name'> }, env: Readonly<Record<string, string | undefined>> = process.env): { fileLoggerPath?: string; tensorboardDir?: string } {
   const t = cfg.trainer;
   const loggers = list(t.logger);
   const out: { fileLoggerPath?: string; tensorboardDir?: string } = {};

@@ -77,7 +77,9 @@ trainer:
   total_epochs: 4
   # null: epochs x step rows per epoch / train_batch_size
   total_training_steps: null
-  # console prints a line per step (metrics always go to <default_local_dir>/sft_metrics.jsonl)
+  # console (a line per step), file (verl's JSON Lines at $VERL_FILE_LOGGER_PATH or <project_name>/<experiment_name>.jsonl),
+  # tensorboard (event files in $TENSORBOARD_DIR or tensorboard_log/<project_name>/<experiment_name>); verl: [console, wandb].
+  # Metrics always go to <default_local_dir>/sft_metrics.jsonl as well.
   logger: [console]
   seed: 1
   # save global_step_N every N steps (-1: only at the end; the last step is always saved)

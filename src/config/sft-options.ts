@@ -4,7 +4,7 @@ import type { SftTrainerOptions } from '../sft/options.js';
 import type { SftRowOptions } from '../data/sft-rows.js';
 import type { AgentFlowConfig } from '../agent/flow.js';
 import { loadConfigOf, type ConfigSpec, type LoadConfigOptions, type LoadedConfig } from './load.js';
-import { chatTemplateOptions, expandHome } from './options.js';
+import { chatTemplateOptions, expandHome, loggerPaths } from './options.js';
 import { SFT_DEFAULTS_YAML } from './sft-defaults.js';
 import { sftConfigSchema, type SftConfig } from './sft-schema.js';
 
@@ -46,7 +46,8 @@ export interface SftOptions {
   trainer: SftTrainerOptions & { device: 'cuda' | 'cpu'; projectName: string; experimentName: string };
 }
 
-export function toSftOptions(cfg: SftConfig): SftOptions {
+/** `env`: where verl's logger variables (VERL_FILE_LOGGER_PATH, TENSORBOARD_DIR, ...) are read. */
+export function toSftOptions(cfg: SftConfig, env: Readonly<Record<string, string | undefined>> = process.env): SftOptions {
   const { data: d, model: m, optim: o, trainer: t } = cfg;
   return {
     data: {
@@ -85,6 +86,7 @@ export function toSftOptions(cfg: SftConfig): SftOptions {
       defaultLocalDir: expandHome(t.default_local_dir),
       maxCkptToKeep: t.max_ckpt_to_keep,
       console: list(t.logger).includes('console'),
+      ...loggerPaths(cfg, env),
       device: t.device,
       projectName: t.project_name,
       experimentName: t.experiment_name,

@@ -2,10 +2,10 @@
 // with one admitted value (lora_rank, multiturn.enable, optimizer) refuses the others at load.
 import { z } from 'zod';
 import { DTYPES, bool, files, filesOrNull, int, intOrNull, map, nonNeg, oneOf, str } from './leaves.js';
+import { LOGGERS } from './schema.js';
 
-const LOGGERS = ['console'] as const;
 const loggers = () => z.union([oneOf(LOGGERS), z.array(oneOf(LOGGERS))])
-  .describe('console or a list of loggers agent-r1 sft has ([console] or []; metrics always go to <trainer.default_local_dir>/sft_metrics.jsonl)');
+  .describe(`${LOGGERS.join(', ')} or a list of them, e.g. [console,tensorboard] (wandb and the other trackers are not supported; metrics always go to <trainer.default_local_dir>/sft_metrics.jsonl too)`);
 
 export const sftConfigSchema = z.looseObject({
   data: z.looseObject({

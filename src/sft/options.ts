@@ -30,6 +30,10 @@ export interface SftTrainerOptions {
   maxCkptToKeep: number | null;
   /** `trainer.logger` has `console`: a line per step. */
   console: boolean;
+  /** `trainer.logger` has `file`: verl's file logger's JSON Lines (`{"step", "data"}`) to this file. */
+  fileLoggerPath?: string;
+  /** `trainer.logger` has `tensorboard`: scalars as TensorBoard event files in this folder. */
+  tensorboardDir?: string;
   /** Metrics as JSON Lines (default `<defaultLocalDir>/sft_metrics.jsonl`). */
   metricsPath?: string;
 }

@@ -5,14 +5,13 @@
 // the warmup + cosine/constant schedule. Validation loss every test_freq steps and at the end;
 // checkpoints as Hugging Face folders (<dir>/global_step_N/).
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import * as torch from '../torch/index.js';
 import { AdamW } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
 import { UserError } from '../errors.js';
 import {
-  BatchSchedule, MetricsLog, computeLogprobs, lrSchedule, ppoLoop, stepsToRows, writeCheckpoint,
-  type MiniBatchLoss, type StepLike, type TrainingRows,
+  BatchSchedule, JsonlSink, MetricsLog, TensorBoardSink, computeLogprobs, lrSchedule, ppoLoop, stepsToRows, writeCheckpoint,
+  type MetricsSink, type MiniBatchLoss, type StepLike, type TrainingRows,
 } from '../trainer/index.js';
 import type { SftTrainerOptions } from './options.js';
 import type { SftStepRow } from './types.js';
@@ -66,7 +65,10 @@ export class SftTrainer implements Disposable {
       { lr: o.optim.lr, betas: o.optim.betas, weightDecay: o.optim.weightDecay });
     this.lr = lrSchedule(o.optim, this.totalTrainingSteps);
     this.metricsPath = o.metricsPath ?? join(o.defaultLocalDir, 'sft_metrics.jsonl');
-    this.log = new MetricsLog({ path: this.metricsPath, console: o.console, totalSteps: this.totalTrainingSteps, print: c.printLine });
+    const sinks: MetricsSink[] = [];
+    if (o.fileLoggerPath) sinks.push(new JsonlSink(o.fileLoggerPath, 'verl'));
+    if (o.tensorboardDir) sinks.push(new TensorBoardSink(o.tensorboardDir));
+    this.log = new MetricsLog({ path: this.metricsPath, console: o.console, totalSteps: this.totalTrainingSteps, print: c.printLine, sinks });
   }
 
   get model(): CausalLM { return this.c.model; }
@@ -152,7 +154,7 @@ export class SftTrainer implements Disposable {
 
   /** Trains to totalTrainingSteps (a fresh metrics file); returns the last step's metrics. */
   async fit(): Promise<Record<string, number>> {
-    if (this.globalStep === 0) rmSync(this.metricsPath, { force: true });
+    if (this.globalStep === 0) this.log.startFresh();
     let last: Record<string, number> = {};
     while (this.globalStep < this.totalTrainingSteps) {
       last = this.trainStep();

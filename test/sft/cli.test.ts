@@ -92,6 +92,9 @@ describe('agent-r1 sft config', () => {
     assert.deepEqual([o.trainer.optim.lrWarmupSteps, o.trainer.optim.gradClip, o.trainer.optim.lrSchedulerType], [3, 0.5, 'constant']);
     assert.deepEqual([o.trainer.totalTrainingSteps, o.trainer.maxCkptToKeep, o.trainer.console], [12, 2, true]);
     assert.equal(o.trainer.defaultLocalDir, 'checkpoints/p/test');
+    const logged = toSftOptions(loadSftConfig({ overrides: ['trainer.logger=[console,file,tensorboard]'] }), { VERL_FILE_LOGGER_PATH: '/tmp/f.jsonl' });
+    assert.equal(logged.trainer.fileLoggerPath, '/tmp/f.jsonl');
+    assert.equal(logged.trainer.tensorboardDir, 'tensorboard_log/gsm8k-sft/test');
   });
 
   it('loads the arithmetic_tool warm-start recipe', () => {
@@ -110,7 +113,7 @@ describe('agent-r1 sft config', () => {
     bad('model.lora_rank=8', /model\.lora_rank': got 8; expected 0 \(LoRA is not supported/);
     bad('data.multiturn.enable=false', /single-turn prompt_key\/response_key rows are not supported/);
     bad('optim.lr_scheduler=wsd', /optim\.lr_scheduler': got "wsd"; expected one of cosine, constant/);
-    bad('trainer.logger=[console,wandb]', /trainer\.logger': got \["console","wandb"\]/);
+    bad('trainer.logger=[console,wandb]', /trainer\.logger': got \["console","wandb"\]; expected console, file, tensorboard or a list of them/);
     bad('data.truncation=middle', /one of error, left, right/);
   });
 });

@@ -119,6 +119,7 @@ describe('SftTrainer', () => {
     const seen: number[] = [];
     const sft = new SftTrainer({ model, trainRows: rows, valRows: rows, onMetrics: (s) => seen.push(s) }, options({
       trainBatchSize: 4, totalEpochs: 15, testFreq: 10, saveFreq: 10, maxCkptToKeep: 2, defaultLocalDir: root,
+      fileLoggerPath: join(dir, 'verl-file-logger.jsonl'), tensorboardDir: join(dir, 'tb'),
       optim: { ...options().optim, lrWarmupStepsRatio: 0.1, lrSchedulerType: 'cosine' },
     }));
     try {
@@ -134,6 +135,11 @@ describe('SftTrainer', () => {
       const lines = readFileSync(join(root, 'sft_metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       assert.equal(lines.length, 30);
       assert.deepEqual(lines.filter((l) => l['val/loss'] !== undefined).map((l) => l.step), [10, 20, 30]);
+      // trainer.logger file (verl's {step, data} lines) and tensorboard (an event file)
+      const verl = readFileSync(join(dir, 'verl-file-logger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const { step: _, ...data } = lines[29];
+      assert.deepEqual(verl[29], { step: 30, data });
+      assert.match(readdirSync(join(dir, 'tb')).join(','), /events\.out\.tfevents\./);
       // warmup of 3 steps, then cosine to 0 at step 30
       assert.ok(Math.abs(lines[0]['train/lr'] - 1e-2 / 3) < 1e-12);
       assert.ok(Math.abs(lines[2]['train/lr'] - 1e-2) < 1e-12);
