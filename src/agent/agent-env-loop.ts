@@ -1,6 +1,6 @@
 import { createEnvForSample } from './env-kwargs.js';
 import { AgentFlowBase, type FlowContext } from './flow.js';
-import { generateResponse, observationToPromptIds, promptTooLong } from './policy-step.js';
+import { generateResponse, observationToPromptIds, promptTooLong, truncateFirstPrompt } from './policy-step.js';
 import type { AgentFlowOutput, AgentFlowStep, AgentSample, Observation, TrajectoryEndReason } from './types.js';
 
 /**
@@ -20,7 +20,7 @@ export class AgentEnvLoop extends AgentFlowBase {
       let observation: Observation = await env.reset(sample);
       for (let stepIndex = 0; stepIndex < config.maxSteps; stepIndex++) {
         for (const hook of config.contextHooks) observation = await hook(observation, { stepIndex, sample, tokenizer });
-        const promptIds = observationToPromptIds(observation, observation.tools ?? env.toolSchemas, ctx);
+        const promptIds = truncateFirstPrompt(observationToPromptIds(observation, observation.tools ?? env.toolSchemas, ctx), stepIndex, ctx);
         const tooLong = promptTooLong(promptIds, stepIndex, ctx);
         if (tooLong) {
           // End cleanly and keep the earlier steps: a trajectory that outgrew the context is still data.

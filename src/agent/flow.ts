@@ -25,6 +25,12 @@ export interface AgentFlowConfig {
   chatTemplate: Omit<ChatTemplateOptions, 'tools' | 'addGenerationPrompt'>;
   /** Run in order on every observation before it is tokenized. */
   contextHooks: ContextHook[];
+  /**
+   * `data.truncation` (left, right, middle) with `data.max_prompt_length`: a trajectory's first prompt
+   * longer than `maxLength` tokens is cut to it, keeping its end (left), its start (right) or both
+   * halves (middle), as verl's dataset cuts prompts. Absent: first prompts are kept whole.
+   */
+  promptTruncation?: { maxLength: number; side: 'left' | 'right' | 'middle' };
 }
 
 export const defaultAgentFlowConfig: Readonly<AgentFlowConfig> = Object.freeze({

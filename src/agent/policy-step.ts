@@ -21,6 +21,16 @@ export function chatPromptIds(messages: ChatMessage[], tools: ToolSchema[] | und
   });
 }
 
+/** The first step's prompt cut per `config.promptTruncation` (later steps' prompts, and prompts that fit, unchanged). */
+export function truncateFirstPrompt(promptIds: number[], stepIndex: number, ctx: FlowContext): number[] {
+  const t = ctx.config.promptTruncation;
+  if (!t || stepIndex !== 0 || promptIds.length <= t.maxLength) return promptIds;
+  if (t.side === 'left') return promptIds.slice(promptIds.length - t.maxLength);
+  if (t.side === 'right') return promptIds.slice(0, t.maxLength);
+  const head = Math.floor(t.maxLength / 2);
+  return [...promptIds.slice(0, head), ...promptIds.slice(promptIds.length - (t.maxLength - head))];
+}
+
 /** Why a prompt cannot be sent, or undefined when it fits `promptLength`. */
 export function promptTooLong(promptIds: readonly number[], stepIndex: number, ctx: FlowContext): string | undefined {
   if (promptIds.length <= ctx.config.promptLength) return undefined;

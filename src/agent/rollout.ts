@@ -23,6 +23,8 @@ export interface RolloutOptions {
   dumpPath?: string;
   /** The global step the dump records (`step`); default 0. */
   dumpStep?: number;
+  /** `data.reward_fn_key`: the row column whose value picks the reward function. Default `data_source`. */
+  rewardFnKey?: string;
   signal?: AbortSignal;
   /** Called as each trajectory ends (finished or failed): how many have ended of how many. */
   onTrajectoryEnd?: (ended: number, total: number) => void;
@@ -126,7 +128,7 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
         let output: AgentFlowOutput | undefined;
         try {
           output = await new flowClasses[sampleIndex]().run(sample, ctx);
-          await scoreTrajectory(sample, output.steps, opts.tokenizer);
+          await scoreTrajectory(sample, output.steps, opts.tokenizer, opts.rewardFnKey);
           return { origin, sample, output };
         } catch (error) {
           return { origin, sample, error, partial: output };

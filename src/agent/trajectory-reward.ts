@@ -21,7 +21,7 @@ function errorText(error: unknown): string {
  * A reward function that throws, or returns something that is not a reward, is a
  * `RewardFunctionError` naming the data_source (the caller records the trajectory as failed).
  */
-export async function scoreTrajectory(sample: AgentSample, steps: AgentFlowStep[], tokenizer: ChatTokenizer): Promise<void> {
+export async function scoreTrajectory(sample: AgentSample, steps: AgentFlowStep[], tokenizer: ChatTokenizer, rewardFnKey = 'data_source'): Promise<void> {
   const last = steps.length - 1;
   for (const [i, step] of steps.entries()) {
     const reward: unknown = step.rewardScore;
@@ -37,11 +37,16 @@ export async function scoreTrajectory(sample: AgentSample, steps: AgentFlowStep[
       step.extra.rewardSource = 'none' satisfies RewardSource;
       continue;
     }
-    const fn = rewardFunctionFor(sample.data_source);
+    // verl's data.reward_fn_key: the column whose value picks the reward function (data_source by default)
+    const dataSource = (sample as unknown as Record<string, unknown>)[rewardFnKey];
+    if (typeof dataSource !== 'string' || dataSource === '') {
+      throw new RewardFunctionError(`the row's '${rewardFnKey}' (data.reward_fn_key) is ${JSON.stringify(dataSource)}; it must name a reward function`);
+    }
+    const fn = rewardFunctionFor(dataSource);
     let value: unknown;
     try {
       value = await fn({
-        dataSource: sample.data_source,
+        dataSource,
         solutionStr: tokenizer.decode(step.responseIds, { skipSpecialTokens: true }),
         groundTruth: sample.reward_model?.ground_truth,
         extraInfo: sample.extra_info,
@@ -50,9 +55,9 @@ export async function scoreTrajectory(sample: AgentSample, steps: AgentFlowStep[
         steps,
       });
     } catch (error) {
-      throw new RewardFunctionError(`the reward function for data_source '${sample.data_source}' threw: ${errorText(error)}`, { cause: error });
+      throw new RewardFunctionError(`the reward function for ${rewardFnKey} '${dataSource}' threw: ${errorText(error)}`, { cause: error });
     }
-    const result = toRewardResult(sample.data_source, value);
+    const result = toRewardResult(dataSource, value);
     step.rewardScore = result.score;
     step.extra.rewardSource = 'reward_function' satisfies RewardSource;
     if (result.pred !== undefined) step.extra.rewardPred = result.pred;

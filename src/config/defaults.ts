@@ -1,12 +1,14 @@
 // The default config: verl's ppo_trainer.yaml values (with Agent-R1's rollout.agent overrides) for
 // the keys agent-r1 carries, plus a few of agent-r1's own (marked "ours"). Written as YAML so the
 // interpolations read as verl writes them (`${oc.select:data.max_prompt_length,512}`).
-// Keys marked "accepted" are there so verl / Agent-R1 launch scripts run unchanged; they tune
-// distributed or vLLM machinery agent-r1 does not have and change nothing here.
+// Keys marked "machinery" tune distributed, vLLM, FSDP or Python machinery agent-r1 does not have:
+// each defaults to the value that describes what agent-r1 does (verl's single-process value), and
+// any other value is refused by `agent-r1 train` with a line saying why and what to do instead
+// (src/config/supported.ts).
 
 export const DEFAULTS_YAML = `
 data:
-  # accepted: the tokenizer comes from actor_rollout_ref.model (tokenizer_path or path)
+  # machinery: the tokenizer comes from actor_rollout_ref.model (tokenizer_path or path)
   tokenizer: null
   # a parquet or jsonl file, or a list of them
   train_files: ~/data/rlhf/gsm8k/train.parquet
@@ -22,7 +24,7 @@ data:
   max_response_length: 512
   # prompts per training step (each rolled out actor_rollout_ref.rollout.n times)
   train_batch_size: 1024
-  # null: the whole validation set in one batch
+  # validation prompts rolled out at a time; null: the whole validation set in one batch
   val_batch_size: null
   return_raw_input_ids: false
   return_raw_chat: true
@@ -31,22 +33,24 @@ data:
   shuffle: true
   # the shuffling seed; null: trainer.seed
   seed: null
-  # accepted
-  dataloader_num_workers: 8
+  # machinery: rows are read in-process
+  dataloader_num_workers: 0
+  # shuffle the validation rows (seeded) before validating
   validation_shuffle: false
   # drop rows whose rendered prompt is longer than max_prompt_length
   filter_overlong_prompts: false
-  # accepted
+  # machinery
   filter_overlong_prompts_workers: 1
-  # what an overlong prompt does: error, left, right or middle (truncate)
+  # a first prompt longer than max_prompt_length (filter_overlong_prompts off): error (at load, listing
+  # the rows), or cut to max_prompt_length tokens keeping the left end, the right end, or both ends (middle)
   truncation: error
-  # accepted
+  # machinery: no Python code runs here
   trust_remote_code: false
   # extra chat template variables (e.g. enable_thinking)
   apply_chat_template_kwargs: {}
 
 actor_rollout_ref:
-  # accepted: rollout and training always share the weights
+  # machinery: rollout and training always share the weights
   hybrid_engine: true
   model:
     # a local Hugging Face model folder
@@ -58,19 +62,19 @@ actor_rollout_ref:
     # config.json keys to override
     override_config: {}
     enable_gradient_checkpointing: true
-    # accepted: training always packs rows without padding
+    # machinery: training always packs rows without padding
     use_remove_padding: true
-    # accepted
+    # machinery
     trust_remote_code: false
     external_lib: null
     use_liger: false
     use_fused_kernels: false
   actor:
-    # accepted
+    # fsdp or fsdp2: the same on one process
     strategy: fsdp
-    # prompts per optimizer step (times rollout.n rows in verl; agent-r1 splits the step rows alike)
+    # prompts per optimizer step: a mini-batch is ppo_mini_batch_size x rollout.n step rows (verl, Agent-R1)
     ppo_mini_batch_size: 256
-    # deprecated global micro batch size
+    # verl's deprecated global micro batch size (rows): on one GPU it is the per-GPU size
     ppo_micro_batch_size: null
     ppo_micro_batch_size_per_gpu: null
     use_dynamic_bsz: false
@@ -88,17 +92,20 @@ actor_rollout_ref:
     # seq-mean-token-sum-norm's divisor; null: the response length
     loss_scale_factor: null
     entropy_coeff: 0
+    # compute the entropy (the actor/entropy metric) even when entropy_coeff is 0
     calculate_entropy: false
     use_kl_loss: false
     kl_loss_coef: 0.001
     # kl (k1), abs, mse (k2), low_var_kl (k3); a + suffix uses k2's gradient
     kl_loss_type: low_var_kl
     ppo_epochs: 1
+    # permute the mini-batches' order each ppo epoch (seeded by data_loader_seed)
     shuffle: false
     data_loader_seed: 42
+    # verl's legacy spelling of optim.clip_grad (which defaults to it)
     grad_clip: 1.0
-    # accepted
-    use_torch_compile: true
+    # machinery: no torch.compile here
+    use_torch_compile: false
     ulysses_sequence_parallel_size: 1
     entropy_from_logits_with_chunking: false
     entropy_checkpointing: false
@@ -112,15 +119,17 @@ actor_rollout_ref:
       weight_decay: 0.01
       lr_warmup_steps: -1
       betas: [0.9, 0.999]
-      clip_grad: 1.0
+      # gradient-norm clipping
+      clip_grad: \${oc.select:actor_rollout_ref.actor.grad_clip,1.0}
       min_lr_ratio: 0.0
+      # cosine waves over the schedule (0.5: one half-cosine down)
       num_cycles: 0.5
       # constant or cosine
       lr_scheduler_type: constant
       # deprecated spelling of lr_scheduler_type
       warmup_style: null
     fsdp_config:
-      # accepted
+      # machinery: one process, nothing offloaded or sharded
       param_offload: false
       optimizer_offload: false
       offload_policy: false
@@ -129,14 +138,14 @@ actor_rollout_ref:
       forward_prefetch: false
       # the dtype the trained parameters are kept in (the fp32 masters the optimizer updates)
       model_dtype: fp32
-      # accepted
+      # verl's new-engine spelling of mixed_precision.param_dtype (used when mixed_precision is null; must agree otherwise)
       dtype: bfloat16
       mixed_precision:
         # the dtype forwards and backwards compute in (bf16 copies of the fp32 masters; gradients are
         # accumulated into the masters in fp32). Applied on CUDA only: on CPU compute stays in
         # model_dtype (bf16 matmuls are slow there). null means verl's default, bf16.
         param_dtype: bf16
-        # accepted (gradients are reduced and buffers kept in fp32)
+        # machinery (gradients are reduced and buffers kept in fp32)
         reduce_dtype: fp32
         buffer_dtype: fp32
     checkpoint:
@@ -149,15 +158,15 @@ actor_rollout_ref:
     log_prob_use_dynamic_bsz: \${oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false}
     log_prob_max_token_len_per_gpu: \${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384}
     fsdp_config:
-      # accepted
+      # machinery
       param_offload: false
       reshard_after_forward: true
       forward_prefetch: false
       model_dtype: fp32
   rollout:
-    # verl: vllm, sglang, hf (required there); agent-r1 accepts them and null alike and uses its own engine
+    # verl: vllm, sglang, hf (required there); agent-r1 train rolls out with its in-process engine: null only
     name: null
-    # accepted
+    # machinery: agent flows always run asynchronously
     mode: async
     temperature: 1.0
     # -1: off
@@ -169,21 +178,27 @@ actor_rollout_ref:
     n: 1
     prompt_length: \${oc.select:data.max_prompt_length,512}
     response_length: \${oc.select:data.max_response_length,512}
+    # the dtype the engine generates in: on CUDA the actor's compute dtype (it shares the actor's weights)
     dtype: bfloat16
-    # accepted
+    # machinery: the KV cache is sized by max_num_seqs x max_model_len, not by a memory fraction
     gpu_memory_utilization: 0.5
+    # keep generating past the end-of-sequence token, up to response_length
     ignore_eos: false
-    # true: no CUDA graphs in the engine
-    enforce_eager: false
-    # accepted
-    free_cache_engine: true
-    tensor_model_parallel_size: 2
+    # machinery: the engine has no CUDA graphs (always eager)
+    enforce_eager: true
+    # machinery: the engine keeps its KV cache between rollouts
+    free_cache_engine: false
+    tensor_model_parallel_size: 1
     data_parallel_size: 1
+    # prompt tokens prefilled in one forward
     max_num_batched_tokens: 8192
+    # null: prompt_length + response_length
     max_model_len: null
+    # sequences decoded at once
     max_num_seqs: 256
-    enable_chunked_prefill: true
-    enable_prefix_caching: true
+    # machinery: no chunked prefill, no prefix caching; the engine's weights are the actor's (dummy load)
+    enable_chunked_prefill: false
+    enable_prefix_caching: false
     load_format: dummy
     disable_log_stats: true
     log_prob_micro_batch_size: null
@@ -200,8 +215,8 @@ actor_rollout_ref:
       n: 1
       do_sample: false
     agent:
-      # accepted
-      num_workers: 8
+      # machinery: flows run in one process (actor_rollout_ref.rollout.agent.concurrency sets how many at once)
+      num_workers: 1
       # the flow for rows without agent_name
       default_agent_flow: single_step_agent
       # a YAML list of {name, ...env_kwargs defaults}, as Agent-R1 reads it
@@ -215,14 +230,14 @@ actor_rollout_ref:
       mcp_servers: {}
       # ours: trajectories rolled out at once
       concurrency: 64
-      # accepted (verl's agent loop spellings)
+      # machinery: verl's agent loop spellings; use default_agent_flow / agent_flow_config_path
       default_agent_loop: null
       agent_loop_config_path: null
 
 critic:
   # null: on exactly when algorithm.adv_estimator needs values (gae, token_gae)
   enable: null
-  # accepted
+  # fsdp or fsdp2: the same on one process
   strategy: fsdp
   optim:
     optimizer: AdamW
@@ -232,7 +247,7 @@ critic:
     weight_decay: 0.01
     lr_warmup_steps: -1
     betas: [0.9, 0.999]
-    clip_grad: 1.0
+    clip_grad: \${oc.select:critic.grad_clip,1.0}
     min_lr_ratio: 0.0
     num_cycles: 0.5
     lr_scheduler_type: constant
@@ -245,7 +260,8 @@ critic:
     external_lib: \${oc.select:actor_rollout_ref.model.external_lib,null}
     trust_remote_code: \${oc.select:actor_rollout_ref.model.trust_remote_code,false}
     enable_gradient_checkpointing: true
-    use_remove_padding: false
+    # machinery: rows are always packed without padding
+    use_remove_padding: true
     fsdp_config:
       param_offload: false
       optimizer_offload: false
@@ -282,7 +298,7 @@ critic:
 reward_model:
   # reward models are not supported: rewards come from envs, tools and reward functions
   enable: false
-  # accepted
+  # machinery: naive (reward functions score each trajectory as it finishes)
   reward_manager: naive
   launch_reward_fn_async: false
 
@@ -311,7 +327,7 @@ algorithm:
     episode_stats: trajectory
 
 trainer:
-  # accepted
+  # one process: verl's balancing leaves a single partition in batch order (no effect)
   balance_batch: true
   total_epochs: 30
   # null: total_epochs times the steps in one epoch
@@ -322,12 +338,14 @@ trainer:
   # (event files in $TENSORBOARD_DIR or tensorboard_log/<project>/<experiment>); verl's default adds wandb,
   # which agent-r1 does not have
   logger: [console]
+  # print this many validation samples (input, output, score) after each validation
   log_val_generations: 0
   # when set, every rollout's trajectories are written here as JSON Lines
   rollout_data_dir: null
   validation_data_dir: null
+  # machinery: one process, one device
   nnodes: 1
-  n_gpus_per_node: 8
+  n_gpus_per_node: 1
   # -1: never
   save_freq: -1
   # auto, disable or resume_path

@@ -111,6 +111,12 @@ function defaultEnvKwargs(cfg: AgentR1Config): Record<string, unknown> {
   return { ...fromFile, ...agent.env_kwargs };
 }
 
+/** `data.truncation` left / right / middle: a first prompt over `data.max_prompt_length` is cut to it (error is checked at load). */
+function promptTruncation(cfg: AgentR1Config): Pick<AgentFlowConfig, 'promptTruncation'> {
+  const side = cfg.data.truncation;
+  return side === 'error' ? {} : { promptTruncation: { maxLength: cfg.data.max_prompt_length, side } };
+}
+
 /** The flow settings every flow reads (`AgentFlowConfig`), without context hooks (code adds those). */
 export function toAgentFlowConfig(cfg: AgentR1Config): AgentFlowConfig {
   const r = cfg.actor_rollout_ref.rollout;
@@ -123,6 +129,7 @@ export function toAgentFlowConfig(cfg: AgentR1Config): AgentFlowConfig {
     mcpServers: r.agent.mcp_servers,
     chatTemplate: chatTemplateOptions(cfg.data.apply_chat_template_kwargs),
     contextHooks: [],
+    ...promptTruncation(cfg),
   };
 }
 
@@ -132,11 +139,12 @@ export function toSamplingParams(cfg: AgentR1Config, mode: 'train' | 'validate' 
   const s = mode === 'train' ? r : r.val_kwargs;
   const sampling: SamplingParams = { maxTokens: r.response_length, temperature: s.do_sample ? s.temperature : 0, topP: s.top_p };
   if (s.top_k > 0) sampling.topK = s.top_k;
+  if (r.ignore_eos) sampling.ignoreEos = true;
   return sampling;
 }
 
 /** What `runRollout` takes, less the generator and tokenizer (the caller's objects). */
-export type RolloutSettings = Required<Pick<RolloutOptions, 'sampling' | 'config' | 'n' | 'defaultAgentFlow' | 'concurrency'>> & Pick<RolloutOptions, 'dumpPath'>;
+export type RolloutSettings = Required<Pick<RolloutOptions, 'sampling' | 'config' | 'n' | 'defaultAgentFlow' | 'concurrency' | 'rewardFnKey'>> & Pick<RolloutOptions, 'dumpPath'>;
 
 /**
  * `runRollout` options from `actor_rollout_ref.rollout.*`: sampling, flow config, n, the default
@@ -152,6 +160,7 @@ export function toRolloutOptions(cfg: AgentR1Config, opts: { mode?: 'train' | 'v
     n: mode === 'train' ? r.n : r.val_kwargs.n,
     defaultAgentFlow: r.agent.default_agent_flow,
     concurrency: r.agent.concurrency,
+    rewardFnKey: cfg.data.reward_fn_key,
   };
   const dir = mode === 'train' ? cfg.trainer.rollout_data_dir : cfg.trainer.validation_data_dir;
   if (dir) out.dumpPath = `${expandHome(dir)}/${opts.step ?? 0}.jsonl`;
@@ -220,9 +229,10 @@ export interface ModelLoadSettings {
   cudaComputeDtype?: string;
 }
 
-/** `fsdp_config.mixed_precision.param_dtype` as a dtype name (verl's default bf16 when mixed_precision is null). */
-function computeDtypeOf(fsdp: { mixed_precision?: { param_dtype?: string } | null }): string {
-  return DTYPE[fsdp.mixed_precision?.param_dtype ?? 'bf16'];
+/** `fsdp_config.mixed_precision.param_dtype` as a dtype name; `fsdp_config.dtype` (verl's new-engine spelling) when mixed_precision is null. */
+function computeDtypeOf(fsdp: { dtype: string; mixed_precision?: { param_dtype?: string } | null }): string {
+  const engineDtype = fsdp.dtype;
+  return DTYPE[fsdp.mixed_precision?.param_dtype ?? engineDtype];
 }
 
 /**
@@ -262,7 +272,8 @@ export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | '
 
 // ---- the trainer ----
 
-function trainerOptim(o: AgentR1Config['critic']['optim'], gradClip: number): OptimOptions {
+/** `optim.*`; `clip_grad` is the clipping norm (it defaults to the section's legacy `grad_clip`, as verl's deprecation maps it). */
+function trainerOptim(o: AgentR1Config['critic']['optim']): OptimOptions {
   return {
     lr: o.lr,
     weightDecay: o.weight_decay,
@@ -271,15 +282,20 @@ function trainerOptim(o: AgentR1Config['critic']['optim'], gradClip: number): Op
     lrWarmupStepsRatio: o.lr_warmup_steps_ratio,
     lrSchedulerType: o.warmup_style ?? o.lr_scheduler_type,
     minLrRatio: o.min_lr_ratio,
-    gradClip,
+    numCycles: o.num_cycles,
+    gradClip: o.clip_grad,
   };
 }
 
+/** Rows per no-grad forward (log-probs, values): the per-GPU key, else verl's deprecated global one (the same on one GPU), else all rows. */
+const perGpu = (perGpuSize: number | null, globalSize: number | null = null): number => perGpuSize ?? globalSize ?? 0;
+
 /**
- * What `new Trainer(...)` / `resolveTrainerOptions` take (`TrainerOptionsInput`), from the config.
- * `trainer.rollout_data_dir` / `validation_data_dir` get one JSON Lines file per global step; `trainer.logger` names
- * `file` and `tensorboard` get their paths from `loggerPaths` (`env`: verl's variables); `trainer.logger`
- * containing `console` turns on the per-step progress line.
+ * The one mapping from the config to what `new Trainer(...)` / `resolveTrainerOptions` take
+ * (`TrainerOptionsInput`); `agent-r1 train` uses it. `trainer.rollout_data_dir` / `validation_data_dir`
+ * get one JSON Lines file per global step; `trainer.logger` names `file` and `tensorboard` get their
+ * paths from `loggerPaths` (`env`: verl's variables); `trainer.logger` containing `console` turns on
+ * the per-step progress line. verl's deprecated global micro-batch sizes are per-GPU sizes on one GPU.
  */
 export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<string, string | undefined>> = process.env): TrainerOptionsInput {
   const { actor, model } = cfg.actor_rollout_ref;
@@ -290,8 +306,12 @@ export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<s
   const kl = toKlInRewardOptions(cfg);
   const train = toRolloutOptions(cfg);
   const val = toRolloutOptions(cfg, { mode: 'validate' });
+  const ref = cfg.actor_rollout_ref.ref;
   const input: TrainerOptionsInput = {
-    data: { trainBatchSize: cfg.data.train_batch_size, shuffle: cfg.data.shuffle, seed: cfg.data.seed ?? t.seed },
+    data: {
+      trainBatchSize: cfg.data.train_batch_size, shuffle: cfg.data.shuffle, seed: cfg.data.seed ?? t.seed,
+      valBatchSize: cfg.data.val_batch_size ?? undefined, validationShuffle: cfg.data.validation_shuffle,
+    },
     rollout: {
       n: train.n,
       sampling: train.sampling,
@@ -300,18 +320,25 @@ export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<s
       flow: train.config,
       defaultAgentFlow: train.defaultAgentFlow,
       concurrency: train.concurrency,
-      logProbMicroBatchSize: r.log_prob_micro_batch_size_per_gpu ?? 0,
+      rewardFnKey: train.rewardFnKey,
+      logProbMicroBatchSize: perGpu(r.log_prob_micro_batch_size_per_gpu, r.log_prob_micro_batch_size),
+      logProbMaxTokenLen: r.log_prob_use_dynamic_bsz ? r.log_prob_max_token_len_per_gpu : undefined,
+      calculateLogProbs: r.calculate_log_probs,
+    },
+    ref: {
+      logProbMicroBatchSize: perGpu(ref.log_prob_micro_batch_size_per_gpu, ref.log_prob_micro_batch_size),
+      logProbMaxTokenLen: ref.log_prob_use_dynamic_bsz ? ref.log_prob_max_token_len_per_gpu : undefined,
     },
     actor: {
       ppoMiniBatchSize: actor.ppo_mini_batch_size,
-      ppoMicroBatchSizePerGpu: actor.ppo_micro_batch_size_per_gpu ?? 0,
+      ppoMicroBatchSizePerGpu: perGpu(actor.ppo_micro_batch_size_per_gpu, actor.ppo_micro_batch_size),
       useDynamicBsz: actor.use_dynamic_bsz,
       ppoMaxTokenLenPerGpu: actor.ppo_max_token_len_per_gpu,
       ppoEpochs: actor.ppo_epochs,
       shuffle: actor.shuffle,
       dataLoaderSeed: actor.data_loader_seed,
       gradientCheckpointing: model.enable_gradient_checkpointing,
-      optim: trainerOptim(actor.optim, actor.grad_clip),
+      optim: trainerOptim(actor.optim),
       lossMode: actor.policy_loss.loss_mode,
       lossAggMode: actor.loss_agg_mode,
       clipRatio: actor.clip_ratio,
@@ -319,20 +346,23 @@ export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<s
       clipRatioHigh: actor.clip_ratio_high ?? actor.clip_ratio,
       clipRatioC: actor.clip_ratio_c,
       entropyCoeff: actor.entropy_coeff,
+      entropyMetric: actor.calculate_entropy,
       useKlLoss: actor.use_kl_loss,
       klLossCoef: actor.kl_loss_coef,
       klLossType: actor.kl_loss_type,
     },
     critic: {
       ppoMiniBatchSize: c.ppo_mini_batch_size,
-      ppoMicroBatchSizePerGpu: c.ppo_micro_batch_size_per_gpu ?? 0,
+      ppoMicroBatchSizePerGpu: perGpu(c.ppo_micro_batch_size_per_gpu, c.ppo_micro_batch_size),
       useDynamicBsz: c.use_dynamic_bsz,
       ppoMaxTokenLenPerGpu: c.ppo_max_token_len_per_gpu,
       ppoEpochs: c.ppo_epochs,
       shuffle: c.shuffle,
       dataLoaderSeed: c.data_loader_seed,
       gradientCheckpointing: c.model.enable_gradient_checkpointing,
-      optim: trainerOptim(c.optim, c.grad_clip),
+      optim: trainerOptim(c.optim),
+      forwardMicroBatchSize: perGpu(c.forward_micro_batch_size_per_gpu),
+      forwardMaxTokenLen: c.use_dynamic_bsz ? c.forward_max_token_len_per_gpu : undefined,
       cliprangeValue: c.cliprange_value,
       lossAggMode: c.loss_agg_mode,
       warmup: t.critic_warmup,
@@ -348,6 +378,8 @@ export function toTrainerOptionsInput(cfg: AgentR1Config, env: Readonly<Record<s
       totalEpochs: t.total_epochs,
       testFreq: t.test_freq,
       valBeforeTrain: t.val_before_train,
+      valOnly: t.val_only,
+      logValGenerations: t.log_val_generations,
       saveFreq: t.save_freq,
       defaultLocalDir: expandHome(t.default_local_dir),
       resumeMode: t.resume_mode,

@@ -152,7 +152,7 @@ export class Engine implements Generator, Disposable {
       if (opts.signal?.aborted) return resolve({ tokenIds: [], logprobs: [], finishReason: 'abort' });
       const req: Request = {
         prompt: [...promptIds], sampling, maxTokens: sampling.maxTokens,
-        stopIds: new Set([...this.eosTokenIds, ...(sampling.stopTokenIds ?? [])]),
+        stopIds: new Set([...(sampling.ignoreEos ? [] : this.eosTokenIds), ...(sampling.stopTokenIds ?? [])]),
         tokens: [], logprobs: [], slot: -1, aborted: false, done: false, resolve, reject, cleanup: () => {},
       };
       if (req.maxTokens === 0) return resolve({ tokenIds: [], logprobs: [], finishReason: 'length' });

@@ -12,6 +12,8 @@ export interface SamplingParams {
   stop?: string[];
   stopTokenIds?: number[];
   seed?: number;
+  /** Keep generating past the end-of-sequence tokens (verl's `rollout.ignore_eos`); `stopTokenIds` still stop. */
+  ignoreEos?: boolean;
 }
 
 export interface GenerateResult {

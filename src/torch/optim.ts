@@ -233,13 +233,15 @@ export function clipGradNorm(params: Tensor[] | NamedParams, maxNorm: number): n
 export function constantLr(lr: number): (step: number) => number { return () => lr; }
 
 /** Linear warmup from 0 to `lr`, then cosine decay to `lr * minRatio` at `totalSteps`. */
-export function warmupCosineLr(o: { lr: number; warmupSteps: number; totalSteps: number; minRatio?: number }):
+export function warmupCosineLr(o: { lr: number; warmupSteps: number; totalSteps: number; minRatio?: number; numCycles?: number }):
   (step: number) => number {
   const minLr = o.lr * (o.minRatio ?? 0);
+  // verl's get_cosine_schedule_with_warmup: cos(pi * 2 * num_cycles * progress), floored at min_lr_ratio
+  const cycles = o.numCycles ?? 0.5;
   return (step) => {
     if (o.warmupSteps > 0 && step < o.warmupSteps) return (o.lr * (step + 1)) / o.warmupSteps;
     const span = Math.max(1, o.totalSteps - o.warmupSteps);
     const progress = Math.min(1, (step - o.warmupSteps) / span);
-    return minLr + 0.5 * (o.lr - minLr) * (1 + Math.cos(Math.PI * progress));
+    return Math.max(minLr, minLr + 0.5 * (o.lr - minLr) * (1 + Math.cos(Math.PI * 2 * cycles * progress)));
   };
 }

@@ -26,7 +26,7 @@ export {
   type ActorOptions, type CriticOptions, type AlgorithmOptions, type RunOptions, type OptimOptions, type UpdateOptions,
 } from './options.js';
 export { stepsToRows, packRows, gatherResponses, responsesAt, selectRows, TrainingRows, type StepLike, type StepsToRowsOptions, type PackedRows } from './rows.js';
-export { computeLogprobs, computeValues, rowChunks, type ForwardOptions } from './logprobs.js';
+export { computeLogprobs, computeValues, type ForwardOptions } from './logprobs.js';
 export { updateActor, actorLossConfig, type ActorBatch } from './actor-update.js';
 export { updateCritic, criticMask, type CriticBatch } from './critic-update.js';
 export { ppoLoop, miniBatches, microBatches, type MicroLoss, type MiniBatchLoss, type PpoLoopOptions } from './ppo-loop.js';

@@ -5,27 +5,24 @@ import * as torch from '../torch/index.js';
 import type { DType, Tensor } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
 import { packRows, responsesAt, type TrainingRows } from './rows.js';
+import { microBatches } from './ppo-loop.js';
 
 export interface ForwardOptions {
   /** Rows per forward (0 or undefined: all rows at once). */
   microBatchSize?: number;
+  /** Packed tokens per forward instead of a row count (verl's `*_use_dynamic_bsz` with `*_max_token_len_per_gpu`). */
+  maxTokens?: number;
   /** dtype of the (B, L) result (float32). */
   dtype?: DType;
-}
-
-/** Consecutive chunks of row indices 0..B-1 of at most `size` rows. */
-export function rowChunks(B: number, size?: number): number[][] {
-  const step = size && size > 0 ? size : Math.max(1, B);
-  const out: number[][] = [];
-  for (let s = 0; s < B; s += step) out.push(Array.from({ length: Math.min(step, B - s) }, (_, k) => s + k));
-  return out;
 }
 
 /** Per micro-batch: `read` gives the outputs at the response positions only ([P]), mapped to (b, L). */
 function perRow(rows: TrainingRows, o: ForwardOptions,
   read: (packed: NonNullable<ReturnType<typeof packRows>['packed']>, positions: Tensor) => Tensor): Tensor {
   return torch.noGrad(() => torch.scope(() => {
-    const parts = rowChunks(rows.size, o.microBatchSize).map((indices) => torch.scope(() => {
+    const all = Array.from({ length: rows.size }, (_, i) => i);
+    const chunks = microBatches(all, o.microBatchSize ?? 0, o.maxTokens !== undefined ? { maxTokens: o.maxTokens, lengths: rows.sequences.map((q) => q.length) } : {});
+    const parts = chunks.map((indices) => torch.scope(() => {
       using p = packRows(rows, indices);
       return responsesAt(p.packed ? read(p.packed, p.positions) : null, p, o.dtype ?? 'float32');
     }));

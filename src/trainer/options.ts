@@ -22,7 +22,9 @@ export interface OptimOptions {
   lrSchedulerType: 'constant' | 'cosine';
   /** `optim.min_lr_ratio` (0; cosine only). */
   minLrRatio: number;
-  /** `grad_clip` (1.0). */
+  /** `optim.num_cycles` (0.5: one half-cosine down; cosine only). */
+  numCycles: number;
+  /** `optim.clip_grad` (1.0; verl's legacy `grad_clip`). */
   gradClip: number;
 }
 
@@ -75,6 +77,10 @@ export interface CriticOptions extends UpdateOptions {
   cliprangeValue: number;
   /** `loss_agg_mode` (token-mean). */
   lossAggMode: LossAggMode;
+  /** `critic.forward_micro_batch_size_per_gpu`: rows per forward when computing values (0: all rows at once). */
+  forwardMicroBatchSize: number;
+  /** `critic.forward_max_token_len_per_gpu` with `use_dynamic_bsz`: the token budget of one values forward instead. */
+  forwardMaxTokenLen?: number;
   /** `trainer.critic_warmup` (0): the actor trains from global step `warmup` on (1-based, as verl's `critic_warmup <= global_steps`), so the first `warmup - 1` steps train only the critic. */
   warmup: number;
 }
@@ -95,8 +101,22 @@ export interface RolloutOptions {
   concurrency: number;
   /** Recompute old log-probs with the policy (true, as verl); false uses the rollout's (needs the engine to return them). */
   recomputeOldLogprobs: boolean;
-  /** Rows per forward when recomputing log-probs / values (`log_prob_micro_batch_size_per_gpu`; 0 = all rows at once). */
+  /** Rows per forward when recomputing old log-probs (`rollout.log_prob_micro_batch_size_per_gpu`; 0 = all rows at once). */
   logProbMicroBatchSize: number;
+  /** `rollout.log_prob_max_token_len_per_gpu` with `log_prob_use_dynamic_bsz`: the token budget of one forward instead. */
+  logProbMaxTokenLen?: number;
+  /** `rollout.calculate_log_probs` (true): keep the engine's log-probs of the sampled tokens (the `training/rollout_probs_diff_mean` metric). */
+  calculateLogProbs: boolean;
+  /** `data.reward_fn_key`: the row column whose value picks the reward function (data_source). */
+  rewardFnKey: string;
+}
+
+/** The frozen reference's forwards (`actor_rollout_ref.ref.*`). */
+export interface RefOptions {
+  /** `ref.log_prob_micro_batch_size_per_gpu` (0: all rows at once). */
+  logProbMicroBatchSize: number;
+  /** `ref.log_prob_max_token_len_per_gpu` with `log_prob_use_dynamic_bsz`. */
+  logProbMaxTokenLen?: number;
 }
 
 export interface AlgorithmOptions extends AdvantageOptions {
@@ -119,6 +139,8 @@ export interface RunOptions {
   valBeforeTrain: boolean;
   /** `trainer.val_only` (false): validate once and stop. */
   valOnly: boolean;
+  /** `trainer.log_val_generations` (0): print this many validation samples (input, output, score) after each validation. */
+  logValGenerations: number;
   /** `trainer.save_freq` (-1: never). */
   saveFreq: number;
   /** `trainer.default_local_dir`: where global_step_N folders go. */
@@ -149,13 +171,18 @@ export interface DataOptions {
   trainBatchSize: number;
   /** `data.shuffle` (true). */
   shuffle: boolean;
-  /** `data.seed` (also seeds update shuffling and the generator's reseed). */
+  /** `data.seed` (also seeds the generator's reseed). */
   seed: number;
+  /** `data.val_batch_size`: validation prompts rolled out at a time (undefined: all at once). */
+  valBatchSize?: number;
+  /** `data.validation_shuffle` (false): shuffle the validation rows (seeded) before validating. */
+  validationShuffle: boolean;
 }
 
 export interface TrainerOptions {
   data: DataOptions;
   rollout: RolloutOptions;
+  ref: RefOptions;
   actor: ActorOptions;
   critic: CriticOptions;
   algorithm: AlgorithmOptions;
@@ -170,7 +197,7 @@ function optim(lr: number, o: DeepPartial<OptimOptions> = {}): OptimOptions {
   return {
     lr: o.lr ?? lr, weightDecay: o.weightDecay ?? 0.01, betas: o.betas ?? [0.9, 0.999], lrWarmupSteps: o.lrWarmupSteps ?? -1,
     lrWarmupStepsRatio: o.lrWarmupStepsRatio ?? 0, lrSchedulerType: o.lrSchedulerType ?? 'constant', minLrRatio: o.minLrRatio ?? 0,
-    gradClip: o.gradClip ?? 1.0,
+    numCycles: o.numCycles ?? 0.5, gradClip: o.gradClip ?? 1.0,
   };
 }
 
@@ -193,13 +220,15 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
   const t = input.trainer ?? {};
   const sampling = { maxTokens: 1024, temperature: 1, ...(r.sampling ?? {}) } as SamplingParams;
   const options: TrainerOptions = {
-    data: { trainBatchSize: d.trainBatchSize, shuffle: d.shuffle ?? true, seed: d.seed ?? 1 },
+    data: { trainBatchSize: d.trainBatchSize, shuffle: d.shuffle ?? true, seed: d.seed ?? 1, valBatchSize: d.valBatchSize, validationShuffle: d.validationShuffle ?? false },
     rollout: {
       n: r.n ?? 1, sampling, valSampling: { ...sampling, temperature: 0, ...(r.valSampling ?? {}) } as SamplingParams,
       valN: r.valN ?? 1, flow: (r.flow ?? {}) as Partial<AgentFlowConfig>, defaultAgentFlow: r.defaultAgentFlow ?? 'single_step_agent',
       concurrency: r.concurrency ?? 64, recomputeOldLogprobs: r.recomputeOldLogprobs ?? true,
-      logProbMicroBatchSize: r.logProbMicroBatchSize ?? 0,
+      logProbMicroBatchSize: r.logProbMicroBatchSize ?? 0, logProbMaxTokenLen: r.logProbMaxTokenLen,
+      calculateLogProbs: r.calculateLogProbs ?? true, rewardFnKey: r.rewardFnKey ?? 'data_source',
     },
+    ref: { logProbMicroBatchSize: input.ref?.logProbMicroBatchSize ?? r.logProbMicroBatchSize ?? 0, logProbMaxTokenLen: input.ref?.logProbMaxTokenLen },
     actor: {
       ...update(a, d.trainBatchSize), optim: optim(1e-6, a.optim), lossMode: a.lossMode ?? 'vanilla', lossAggMode: a.lossAggMode ?? 'token-mean',
       lossScaleFactor: a.lossScaleFactor ?? undefined, clipRatio: a.clipRatio ?? 0.2, clipRatioLow: a.clipRatioLow ?? undefined, clipRatioHigh: a.clipRatioHigh ?? undefined, clipRatioC: a.clipRatioC ?? 3.0,
@@ -208,6 +237,7 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
     },
     critic: {
       ...update(c, d.trainBatchSize), optim: optim(1e-5, c.optim), cliprangeValue: c.cliprangeValue ?? 0.5,
+      forwardMicroBatchSize: c.forwardMicroBatchSize ?? r.logProbMicroBatchSize ?? 0, forwardMaxTokenLen: c.forwardMaxTokenLen,
       lossAggMode: c.lossAggMode ?? 'token-mean', warmup: c.warmup ?? 0,
     },
     algorithm: {
@@ -216,7 +246,8 @@ export function resolveTrainerOptions(input: TrainerOptionsInput): TrainerOption
     },
     trainer: {
       totalEpochs: t.totalEpochs ?? 1, totalTrainingSteps: t.totalTrainingSteps, testFreq: t.testFreq ?? -1,
-      valBeforeTrain: t.valBeforeTrain ?? false, valOnly: t.valOnly ?? false, saveFreq: t.saveFreq ?? -1, defaultLocalDir: t.defaultLocalDir ?? 'checkpoints',
+      valBeforeTrain: t.valBeforeTrain ?? false, valOnly: t.valOnly ?? false, logValGenerations: t.logValGenerations ?? 0,
+      saveFreq: t.saveFreq ?? -1, defaultLocalDir: t.defaultLocalDir ?? 'checkpoints',
       resumeMode: t.resumeMode ?? 'disable', resumeFromPath: t.resumeFromPath, maxCkptToKeep: t.maxCkptToKeep,
       metricsPath: t.metricsPath, rolloutDataDir: t.rolloutDataDir, validationDataDir: t.validationDataDir, fileLoggerPath: t.fileLoggerPath, tensorboardDir: t.tensorboardDir, console: t.console ?? true, rlDtype: t.rlDtype ?? 'float32',
     },

@@ -7,7 +7,7 @@ import { AdamW, type Tensor } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
 import { runRollout, type AgentSample, type ChatTokenizer, type Generator, type RolloutBatch, type SamplingParams } from '../agent/index.js';
 import {
-  applyKlPenalty, computeAdvantage, createKlController, maskedMean, placeStepRewards, type KlController,
+  advantageEstimators, applyKlPenalty, computeAdvantage, createKlController, maskedMean, placeStepRewards, policyLosses, type KlController,
 } from '../rl/index.js';
 import { UserError } from '../errors.js';
 import { needsCritic, resolveTrainerOptions, type TrainerOptions, type TrainerOptionsInput } from './options.js';
@@ -19,7 +19,7 @@ import { lrSchedule } from './schedule.js';
 import { BatchSchedule } from './data.js';
 import { JsonlSink, MetricsLog, TensorBoardSink, type MetricsSink } from './metrics.js';
 import { trajectoryScores, validationMetrics } from './reward-metrics.js';
-import { mixSeed } from '../random.js';
+import { mixSeed, shuffled } from '../random.js';
 import { latestCheckpoint, loadCheckpoint, saveCheckpoint, type CheckpointParts, type TrainerState } from './checkpoint.js';
 
 /** A generator whose sampling can be reseeded (SamplingPolicy): the trainer reseeds it before each rollout. */
@@ -103,6 +103,9 @@ export class Trainer implements Disposable {
 
   constructor(readonly c: TrainerComponents, input: TrainerOptionsInput) {
     const o = (this.options = resolveTrainerOptions(input));
+    // unknown names fail here, before any rollout (NotRegisteredError lists the registered ones)
+    advantageEstimators.get(o.algorithm.advEstimator);
+    policyLosses.get(o.actor.lossMode);
     const { policy } = c;
     if (!policy.namedParameters().some(([, p]) => p.requiresGrad)) policy.requiresGrad_(true);
     if (needsCritic(o.algorithm.advEstimator)) {
@@ -202,7 +205,7 @@ export class Trainer implements Disposable {
     torch.manualSeed(mixSeed(o.data.seed, 0x70c4, step));
     const rollout = await runRollout(this.batchAt(step), {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling: o.rollout.sampling, config: o.rollout.flow,
-      n: o.rollout.n, defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency,
+      n: o.rollout.n, defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency, rewardFnKey: o.rollout.rewardFnKey,
       onTrajectoryEnd: this.progress(step + 1, 'rollout'),
       // `<rollout_data_dir>/<global_step>.jsonl`, the step being trained counted from 1 (verl's global_steps).
       ...(o.trainer.rolloutDataDir ? { dumpPath: join(o.trainer.rolloutDataDir, `${step + 1}.jsonl`), dumpStep: step + 1 } : {}),
@@ -249,7 +252,9 @@ export class Trainer implements Disposable {
     const o = this.options;
     const temperature = o.rollout.sampling.temperature && o.rollout.sampling.temperature > 0 ? o.rollout.sampling.temperature : 1;
     const dtype = o.trainer.rlDtype;
-    const forward = { microBatchSize: o.rollout.logProbMicroBatchSize, dtype };
+    const forward = { microBatchSize: o.rollout.logProbMicroBatchSize, maxTokens: o.rollout.logProbMaxTokenLen, dtype };
+    const refForward = { microBatchSize: o.ref.logProbMicroBatchSize, maxTokens: o.ref.logProbMaxTokenLen, dtype, temperature };
+    const valuesForward = { microBatchSize: o.critic.forwardMicroBatchSize, maxTokens: o.critic.forwardMaxTokenLen, dtype };
     return torch.scope(() => {
       const metrics: Record<string, number> = {};
       const timed = <T>(name: string, fn: () => T): T => {
@@ -263,12 +268,12 @@ export class Trainer implements Disposable {
         if (!rows.rolloutLogprobs) throw new UserError('rollout.recompute_old_logprobs is off but the generator returned no logprobs');
         oldLogprobs = rows.rolloutLogprobs.to(dtype);
       }
-      if (rows.rolloutLogprobs) {
+      if (rows.rolloutLogprobs && o.rollout.calculateLogProbs) {
         metrics['training/rollout_probs_diff_mean'] = torch.noGrad(() =>
           maskedMean(oldLogprobs.sub(rows.rolloutLogprobs!.to(dtype)).abs(), rows.responseMask.to(dtype)).item());
       }
-      const refLogprobs = this.reference ? timed('ref', () => computeLogprobs(this.reference!, rows, { ...forward, temperature })) : undefined;
-      const values = this.critic ? timed('values', () => computeValues(this.critic!, rows, forward)) : undefined;
+      const refLogprobs = this.reference ? timed('ref', () => computeLogprobs(this.reference!, rows, refForward)) : undefined;
+      const values = this.critic ? timed('values', () => computeValues(this.critic!, rows, valuesForward)) : undefined;
 
       const placed = placeStepRewards(rows.stepRewards, rows.responseMask, { dtype });
       Object.assign(metrics, placed.metrics);
@@ -330,12 +335,17 @@ export class Trainer implements Disposable {
     this.c.generator.reseed?.(mixSeed(o.data.seed, 0x7a1, this.globalStep));
     const sampling: SamplingParams = o.rollout.valSampling;
     const dir = o.trainer.validationDataDir;
-    const rollout = await runRollout(data, {
+    // data.validation_shuffle: the rows in a seeded order; data.val_batch_size: at most that many
+    // prompts (x val n trajectories) in flight at once, as verl's validation batches bound them.
+    const rows = o.data.validationShuffle ? shuffled([...data], mixSeed(o.data.seed, 0x5a1)) : data;
+    const concurrency = o.data.valBatchSize ? Math.min(o.rollout.concurrency, o.data.valBatchSize * o.rollout.valN) : o.rollout.concurrency;
+    const rollout = await runRollout(rows, {
       generator: this.c.generator, tokenizer: this.c.tokenizer, sampling, config: o.rollout.flow, n: o.rollout.valN,
-      defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency: o.rollout.concurrency,
+      defaultAgentFlow: o.rollout.defaultAgentFlow, concurrency, rewardFnKey: o.rollout.rewardFnKey,
       onTrajectoryEnd: this.progress(this.globalStep, 'validation'),
       ...(dir ? { dumpPath: join(dir, `${this.globalStep}.jsonl`), dumpStep: this.globalStep } : {}),
     });
+    this.printValGenerations(rollout);
     const { scored, failed, noSteps, nonFinite } = trajectoryScores(rollout);
     return {
       'val/reward_mean': mean(scored.map((t) => t.score)),
@@ -345,6 +355,26 @@ export class Trainer implements Disposable {
       'val/dropped_nonfinite_reward': nonFinite,
       ...validationMetrics(scored),
     };
+  }
+
+  /**
+   * `trainer.log_val_generations`: prints that many validation samples (input, output, score), picked
+   * as verl picks them: sorted by input, then a shuffle with a fixed seed.
+   */
+  private printValGenerations(rollout: RolloutBatch): void {
+    const count = this.options.trainer.logValGenerations;
+    if (count <= 0) return;
+    const byTrajectory = new Map<string, RolloutBatch['steps']>();
+    for (const s of rollout.steps) (byTrajectory.get(s.trajectoryUid) ?? byTrajectory.set(s.trajectoryUid, []).get(s.trajectoryUid)!).push(s);
+    const samples = [...byTrajectory.values()].map((steps) => ({
+      input: this.c.tokenizer.decode(steps[0].promptIds, { skipSpecialTokens: true }),
+      output: this.c.tokenizer.decode(steps[steps.length - 1].responseIds, { skipSpecialTokens: true }),
+      score: steps.reduce((a, s) => a + s.rewardScore, 0),
+    }));
+    samples.sort((a, b) => (a.input < b.input ? -1 : a.input > b.input ? 1 : 0));
+    const picked = shuffled(samples, 42).slice(0, count);
+    const lines = picked.map((p, i) => `val sample ${i + 1}/${picked.length} (score ${p.score}):\n  input: ${JSON.stringify(p.input)}\n  output: ${JSON.stringify(p.output)}`);
+    console.log(`validation samples at step ${this.globalStep}:\n${lines.join('\n')}`);
   }
 
   /** Frees the optimizer states and a reference the trainer made (not the models it was given). */
