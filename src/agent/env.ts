@@ -1,8 +1,12 @@
 import { Registry } from '../registry.js';
 import type { Action, AgentSample, EnvStepResult, Observation, ToolSchema } from './types.js';
 
-/** An env class as the registry holds it: constructed from the merged `env_kwargs` (without `env_type`). */
-export type AgentEnvClass = new (kwargs: Record<string, unknown>) => AgentEnv;
+/**
+ * An env class as the registry holds it: constructed from the merged `env_kwargs` (without `env_type`).
+ * `checkKwargs`, when the class has it, says what is wrong with kwargs without building an env or
+ * starting anything (unknown names, bad values), so a dataset is checked row by row at load.
+ */
+export type AgentEnvClass = (new (kwargs: Record<string, unknown>) => AgentEnv) & { checkKwargs?(kwargs: Record<string, unknown>): string[] };
 
 const envRegistry = new Registry<AgentEnvClass>('env');
 
@@ -24,6 +28,11 @@ export abstract class AgentEnv {
 
   static registeredNames(): string[] {
     return envRegistry.names();
+  }
+
+  /** The env class registered as `name`; an unknown name throws `NotRegisteredError` listing the registered ones. */
+  static classFor(name: string): AgentEnvClass {
+    return envRegistry.get(name);
   }
 
   /** Starts a new episode for `sample` (the dataset row) and returns the first observation. */

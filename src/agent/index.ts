@@ -54,6 +54,7 @@ export { AgentFlowBase, defaultAgentFlowConfig, type AgentFlowClass, type AgentF
 export { SingleStepAgentFlow } from './single-step-flow.js';
 export { AgentEnvLoop } from './agent-env-loop.js';
 export { createEnvForSample, envKwargsForSample, checkSampleMcpServers, type DeclaredMcpServers } from './env-kwargs.js';
+export { checkSamples, formatSampleProblems, type SampleCheckOptions, type SampleProblem } from './check-samples.js';
 export { chatPromptIds, generateResponse, observationToPromptIds, promptTooLong, type PolicyResponse } from './policy-step.js';
 export { truncateOldToolResults, type ContextHook, type ContextHookInput, type TruncateToolResultsOptions } from './context-hooks.js';
 export { runRollout, type RolloutBatch, type RolloutOptions, type RolloutStep, type TrajectorySummary } from './rollout.js';

@@ -3,7 +3,7 @@ import { AgentEnv } from './env.js';
 import { mcpTools, type McpServerSpec, type McpToolSet } from './mcp-tools.js';
 import { BaseTool } from './tool.js';
 import { runToolCall, toolErrorRecord, type ToolCallError, type ToolCallRecord } from './tool-call.js';
-import { toolFormatFromName, type ParsedToolCall, type ToolFormat } from './tool-format.js';
+import { toolFormatFromName, toolFormatNames, type ParsedToolCall, type ToolFormat } from './tool-format.js';
 import type { Action, AgentSample, ChatMessage, EnvStepResult, Observation, ToolSchema } from './types.js';
 
 /**
@@ -76,6 +76,20 @@ export class ToolEnv extends AgentEnv {
   private messages: ChatMessage[] = [];
   private mcpSets: McpToolSet[] = [];
   private stepCount = 0;
+
+  /** What the constructor would refuse in these kwargs, by name, without building tools or starting servers. */
+  static checkKwargs(kwargs: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    const { tools, tool_format: format, mcp_servers: mcp } = kwargs as ToolEnvKwargs;
+    if (tools !== undefined && !Array.isArray(tools)) return [`env_kwargs.tools must be a list of tool names; got ${JSON.stringify(tools)}`];
+    if (!tools?.length && !(mcp as unknown[] | undefined)?.length) problems.push("the 'tool' env needs env_kwargs.tools (a list of tool names) or env_kwargs.mcp_servers");
+    const registered = BaseTool.registeredNames();
+    for (const t of tools ?? []) {
+      if (typeof t === 'string' && !registered.includes(t)) problems.push(`env_kwargs.tools names '${t}', which is not a registered tool (registered: ${registered.join(', ')})`);
+    }
+    if (format !== undefined && !toolFormatNames().includes(format)) problems.push(`env_kwargs.tool_format '${format}' is not a registered tool format (registered: ${toolFormatNames().join(', ')})`);
+    return problems;
+  }
 
   constructor(kwargs: ToolEnvKwargs | Record<string, unknown> = {}) {
     super();

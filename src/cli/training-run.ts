@@ -15,8 +15,9 @@ import {
   ConfigError, criticEnabled, refEnabled, toAgentFlowConfig, toDataOptions, toModelLoadOptions, toTrainerOptionsInput,
   type AgentR1Config, type ModelLoadSettings,
 } from '../config/index.js';
-import { DataFileError, filterOverlongPrompts, formatBadRows, loadDataset } from '../data/index.js';
-import { checkSampleMcpServers, type AgentSample } from '../agent/index.js';
+import { DataFileError, filterOverlongPrompts, formatBadRows, loadDataset, type LoadedDataset } from '../data/index.js';
+import { checkSamples, formatSampleProblems, type AgentSample } from '../agent/index.js';
+import { checkTrainConfig } from '../config/supported.js';
 import { Trainer, type TrainerComponents } from '../trainer/index.js';
 
 export interface TrainingRunOptions {
@@ -69,30 +70,38 @@ export function checkDataFiles(key: string, files: readonly string[]): void {
   for (const f of files) if (!existsSync(f)) throw new DataFileError(`${key}: no such data file '${f}'`);
 }
 
-function checkSupported(m: ModelLoadSettings, key: string): void {
-  if (Object.keys(m.overrideConfig).length) throw new ConfigError(`${key}.override_config is not supported by agent-r1 train yet; edit the folder's config.json instead`);
-}
-
 function load(m: ModelLoadSettings, device: Device, extra: ModelOptions = {}): CausalLM {
   // mixed precision (fsdp_config.mixed_precision.param_dtype) on CUDA only: on CPU compute stays in the parameter dtype
   const compute = m.cudaComputeDtype !== undefined && device !== 'cpu' ? { computeDtype: m.cudaComputeDtype } : {};
   return loadCausalLM(m.path, { ...m.options, ...compute, ...extra, device });
 }
 
-/** Refuses, before any model loads, rows whose env_kwargs give an MCP server themselves or name an undeclared one. */
-function checkRowsSpawnNothing(cfg: AgentR1Config, sets: [string, readonly AgentSample[]][]): void {
-  const declared = toAgentFlowConfig(cfg).mcpServers;
-  const problems: string[] = [];
-  for (const [key, rows] of sets) {
-    rows.forEach((row, i) => {
-      try {
-        checkSampleMcpServers(row, declared);
-      } catch (e) {
-        problems.push(`${key} row ${i}: ${(e as Error).message}`);
+/**
+ * Checks every row before any model loads (each names a registered flow, env and tools, and selects
+ * only declared MCP servers: data cannot start processes), and, with `data.truncation=error` and
+ * `filter_overlong_prompts` off, that no first prompt is longer than `data.max_prompt_length`.
+ * Lists what is wrong, by file and row, and what is registered.
+ */
+function checkRows(cfg: AgentR1Config, tokenizer: Tokenizer, sets: [string, LoadedDataset][]): void {
+  const flow = toAgentFlowConfig(cfg);
+  const data = toDataOptions(cfg);
+  const lines: string[] = [];
+  let count = 0;
+  for (const [key, set] of sets) {
+    const where = (i: number) => `${set.origins[i].file} row ${set.origins[i].index}`;
+    const problems = checkSamples(set.rows, { defaultAgentFlow: cfg.actor_rollout_ref.rollout.agent.default_agent_flow, envKwargs: flow.envKwargs, mcpServers: flow.mcpServers });
+    count += new Set(problems.map((p) => p.index)).size;
+    lines.push(...formatSampleProblems(problems, where).map((l) => `${key}: ${l}`));
+    if (data.truncation === 'error' && !data.filterOverlongPrompts) {
+      const { dropped } = filterOverlongPrompts(set.rows, tokenizer, data.maxPromptLength, flow.chatTemplate);
+      count += dropped.length;
+      if (dropped.length) {
+        lines.push(`${key}: ${dropped.slice(0, 10).map((d) => `${where(d.index)} (${d.length} tokens)`).join(', ')}${dropped.length > 10 ? `, ... (${dropped.length} rows)` : ''}: ` +
+          `the prompt is longer than data.max_prompt_length (${data.maxPromptLength}) and data.truncation is 'error'; set data.filter_overlong_prompts=true, data.truncation=left|right|middle, or a larger max_prompt_length`);
       }
-    });
+    }
   }
-  if (problems.length) throw new DataFileError(`${problems.length} rows are refused:\n  ${problems.slice(0, 5).join('\n  ')}${problems.length > 5 ? '\n  ...' : ''}`);
+  if (lines.length) throw new DataFileError(`${count} rows are refused:\n  ${lines.join('\n  ')}`);
 }
 
 /**
@@ -101,6 +110,9 @@ function checkRowsSpawnNothing(cfg: AgentR1Config, sets: [string, readonly Agent
  */
 export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOptions = {}): Promise<TrainingRun> {
   const log = opts.log ?? (() => {});
+  // What agent-r1 train cannot do is refused first, before any file is read.
+  const device = resolveDevice(cfg.trainer.device, log);
+  checkTrainConfig(cfg, { device: device === 'cpu' ? 'cpu' : 'cuda' });
   const data = toDataOptions(cfg);
   const actorModel = toModelLoadOptions(cfg, 'actor');
   const useRef = refEnabled(cfg);
@@ -113,9 +125,6 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     throw new ConfigError(`actor_rollout_ref.model.tokenizer_path: no such folder '${actorModel.tokenizerPath}'`);
   }
   if (useCritic) checkModelFolder('critic.model.path', criticModel.path);
-  checkSupported(actorModel, 'actor_rollout_ref.model');
-  if (useCritic) checkSupported(criticModel, 'critic.model');
-  if (actorModel.customChatTemplate !== null) throw new ConfigError('actor_rollout_ref.model.custom_chat_template is not supported by agent-r1 train yet; put the template in the folder\'s chat_template.jinja');
   if (data.trainFiles.length === 0) throw new ConfigError('data.train_files is empty');
   checkDataFiles('data.train_files', data.trainFiles);
   checkDataFiles('data.val_files', data.valFiles);
@@ -126,12 +135,14 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
   if (train.bad.length) log(`data: ${train.bad.length} bad training rows skipped:\n${formatBadRows(train.bad, 5)}`);
   let trainData = train.rows;
   let valData: AgentSample[] = [];
+  const sets: [string, LoadedDataset][] = [['data.train_files', train]];
   if (data.valFiles.length) {
     const val = await loadDataset(data.valFiles, { ...rowOptions, maxSamples: data.valMaxSamples });
     if (val.bad.length) log(`data: ${val.bad.length} bad validation rows skipped:\n${formatBadRows(val.bad, 5)}`);
     valData = val.rows;
+    sets.push(['data.val_files', val]);
   }
-  checkRowsSpawnNothing(cfg, [['data.train_files', trainData], ['data.val_files', valData]]);
+  checkRows(cfg, tokenizer, sets);
   if (data.filterOverlongPrompts) {
     const { chatTemplate } = toAgentFlowConfig(cfg);
     const kept = filterOverlongPrompts(trainData, tokenizer, data.maxPromptLength, chatTemplate);
@@ -145,7 +156,7 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
   }
   log(`data: ${trainData.length} training rows (${data.trainFiles.join(', ')}), ${valData.length} validation rows${data.valFiles.length ? ` (${data.valFiles.join(', ')})` : ''}`);
 
-  const device = resolveDevice(cfg.trainer.device, log);
+  log(`run: ${cfg.trainer.project_name}/${cfg.trainer.experiment_name}`);
   torch.manualSeed(cfg.trainer.seed);
   const made: (CausalLM | Engine)[] = [];
   const disposeAll = () => { for (const m of made.reverse()) m.dispose(); made.length = 0; };

@@ -217,10 +217,6 @@ export interface ModelLoadSettings {
   tokenizerPath: string;
   /** `loadCausalLM(path, options)`. */
   options: ModelOptions;
-  /** config.json keys to override (`model.override_config`). */
-  overrideConfig: Record<string, unknown>;
-  /** A chat template that replaces the tokenizer's (`model.custom_chat_template`; actor and ref). */
-  customChatTemplate: string | null;
   /**
    * Mixed precision (`fsdp_config.mixed_precision.param_dtype`): the `computeDtype` to load with on
    * CUDA devices. On CPU compute stays in the parameter dtype. The reference takes the actor's, so
@@ -251,8 +247,6 @@ export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | '
       path,
       tokenizerPath: expandHome(c.tokenizer_path ?? c.path),
       options: { dtype: DTYPE[c.fsdp_config.model_dtype], valueHead: true, lmHead: false, requiresGrad: true, gradientCheckpointing: c.enable_gradient_checkpointing },
-      overrideConfig: c.override_config,
-      customChatTemplate: m.custom_chat_template,
       cudaComputeDtype: computeDtypeOf(c.fsdp_config),
     };
   }
@@ -264,8 +258,6 @@ export function toModelLoadOptions(cfg: AgentR1Config, role: 'actor' | 'ref' | '
     options: role === 'actor'
       ? { dtype: DTYPE[dtype], requiresGrad: true, gradientCheckpointing: m.enable_gradient_checkpointing }
       : { dtype: DTYPE[dtype], requiresGrad: false, gradientCheckpointing: false },
-    overrideConfig: m.override_config,
-    customChatTemplate: m.custom_chat_template,
     cudaComputeDtype: computeDtypeOf(cfg.actor_rollout_ref.actor.fsdp_config),
   };
 }

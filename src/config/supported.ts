@@ -136,6 +136,8 @@ export const LIMITS: readonly Limit[] = [
   only('actor_rollout_ref.actor.use_torch_compile', [false], 'torch.compile is not available here', REMOVE, true),
   only('actor_rollout_ref.actor.entropy_from_logits_with_chunking', [false], 'not implemented (the entropy comes from the full logits of each packed micro-batch)', REMOVE, true),
   only('actor_rollout_ref.actor.entropy_checkpointing', [false], 'not implemented (activation checkpointing is model.enable_gradient_checkpointing)', REMOVE, true),
+  only('actor_rollout_ref.actor.optim.optimizer', ['AdamW'], 'the optimizer is AdamW (libtorch\'s fused kernel)', 'remove the override', 'SGD'),
+  only('critic.optim.optimizer', ['AdamW'], 'the optimizer is AdamW (libtorch\'s fused kernel)', 'remove the override', 'SGD'),
   only('actor_rollout_ref.actor.optim.total_training_steps', [-1], 'the trainer fills it in (as verl does)', 'set trainer.total_training_steps instead', 100),
   only('critic.optim.total_training_steps', [-1], 'the trainer fills it in (as verl does)', 'set trainer.total_training_steps instead', 100),
   microBatchPair('actor_rollout_ref.actor.ppo_micro_batch_size', 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu'),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import { AdamW, type Tensor } from '../torch/index.js';
 import type { CausalLM } from '../models/index.js';
-import { runRollout, type AgentSample, type ChatTokenizer, type Generator, type RolloutBatch, type SamplingParams } from '../agent/index.js';
+import { checkSamples, formatSampleProblems, runRollout, type AgentSample, type ChatTokenizer, type Generator, type RolloutBatch, type SamplingParams } from '../agent/index.js';
 import {
   advantageEstimators, applyKlPenalty, computeAdvantage, createKlController, maskedMean, placeStepRewards, policyLosses, type KlController,
 } from '../rl/index.js';
@@ -106,6 +106,11 @@ export class Trainer implements Disposable {
     // unknown names fail here, before any rollout (NotRegisteredError lists the registered ones)
     advantageEstimators.get(o.algorithm.advEstimator);
     policyLosses.get(o.actor.lossMode);
+    // ... and so do rows naming an unknown flow, env or tool, listed with their indices
+    for (const [name, rows] of [['trainData', c.trainData], ['valData', c.valData ?? []]] as const) {
+      const problems = checkSamples(rows, { defaultAgentFlow: o.rollout.defaultAgentFlow, envKwargs: o.rollout.flow.envKwargs, mcpServers: o.rollout.flow.mcpServers });
+      if (problems.length) throw new UserError(`${new Set(problems.map((p) => p.index)).size} ${name} rows are refused:\n  ${formatSampleProblems(problems).join('\n  ')}`);
+    }
     const { policy } = c;
     if (!policy.namedParameters().some(([, p]) => p.requiresGrad)) policy.requiresGrad_(true);
     if (needsCritic(o.algorithm.advEstimator)) {

@@ -119,7 +119,7 @@ describe('trainerFromConfig', () => {
     const cfg = loadConfig({ configFile: recipe, overrides: overrides([`data.train_files=${evil}`]) });
     await assert.rejects(trainerFromConfig(cfg), {
       name: 'DataFileError',
-      message: /^1 rows are refused:\n  data\.train_files row 1: a dataset row's env_kwargs\.mcp_servers may only name MCP servers the config declares \(none declared; /,
+      message: /^1 rows are refused:\n  data\.train_files: .*evil\.jsonl row 1: a dataset row's env_kwargs\.mcp_servers may only name MCP servers the config declares \(none declared; /,
     });
     assert.equal(existsSync(marker), false);
   });

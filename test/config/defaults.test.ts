@@ -62,7 +62,7 @@ describe('defaults', () => {
     assert.equal(r.agent.default_agent_flow, 'single_step_agent');
     assert.equal(r.agent.max_steps, 10);
     assert.equal(r.agent.skip_special_tokens, true);
-    assert.equal(r.agent.num_workers, 8);
+    assert.equal(r.agent.num_workers, 1); // Agent-R1: 8 worker processes; flows run in one process here (src/config/supported.ts)
     assert.equal(r.agent.agent_flow_config_path, null);
     // critic
     assert.equal(c.critic.optim.lr, 1e-5);

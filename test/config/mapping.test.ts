@@ -38,6 +38,7 @@ describe('config -> options', () => {
       n: 5,
       defaultAgentFlow: 'agent_env_loop',
       concurrency: 16,
+      rewardFnKey: 'data_source',
     });
     // Validation: val_kwargs (greedy, n 1).
     const val = toRolloutOptions(cfg, { mode: 'validate' });
@@ -144,7 +145,7 @@ describe('config -> trainer options', () => {
   it("the recipe's TrainerOptionsInput resolves to the recipe's settings", () => {
     const cfg = loadConfig({ configFile: recipe, overrides: ['trainer.rollout_data_dir=/tmp/rollouts', 'trainer.validation_data_dir=/tmp/val', 'actor_rollout_ref.actor.optim.warmup_style=cosine', 'trainer.total_training_steps=40'] });
     const o = trainerOptions(cfg);
-    assert.deepEqual(o.data, { trainBatchSize: 256, shuffle: true, seed: 42 });
+    assert.deepEqual(o.data, { trainBatchSize: 256, shuffle: true, seed: 42, valBatchSize: undefined, validationShuffle: false });
     assert.equal(o.rollout.n, 5);
     assert.deepEqual(o.rollout.sampling, { maxTokens: 2048, temperature: 1, topP: 1 });
     assert.deepEqual(o.rollout.valSampling, { maxTokens: 2048, temperature: 0, topP: 1 });
@@ -157,7 +158,7 @@ describe('config -> trainer options', () => {
       { mini: o.actor.ppoMiniBatchSize, micro: o.actor.ppoMicroBatchSizePerGpu, ckpt: o.actor.gradientCheckpointing, kl: o.actor.useKlLoss, klType: o.actor.klLossType, mode: o.actor.lossMode },
       { mini: 32, micro: 8, ckpt: true, kl: true, klType: 'low_var_kl', mode: 'vanilla' },
     );
-    assert.deepEqual(o.actor.optim, { lr: 1e-6, weightDecay: 0.01, betas: [0.9, 0.999], lrWarmupSteps: -1, lrWarmupStepsRatio: 0, lrSchedulerType: 'cosine', minLrRatio: 0, gradClip: 1 });
+    assert.deepEqual(o.actor.optim, { lr: 1e-6, weightDecay: 0.01, betas: [0.9, 0.999], lrWarmupSteps: -1, lrWarmupStepsRatio: 0, lrSchedulerType: 'cosine', minLrRatio: 0, numCycles: 0.5, gradClip: 1 });
     assert.equal(o.critic.optim.lr, 1e-5);
     assert.equal(o.critic.ppoMiniBatchSize, 32); // follows the actor's (verl's oc.select)
     assert.equal(o.algorithm.advEstimator, 'grpo');

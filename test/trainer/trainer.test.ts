@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as torch from '../../src/torch/index.js';
 import { loadCausalLM, type CausalLM } from '../../src/models/index.js';
-import { registerRewardFunction } from '../../src/agent/index.js';
+import { AgentEnv, registerRewardFunction } from '../../src/agent/index.js';
 import { SamplingPolicy } from '../../src/testing/torch.js';
 import { firstTokenSamples, twoStepSamples } from '../../src/testing/index.js';
 import { Trainer, type TrainerOptionsInput } from '../../src/trainer/index.js';
@@ -132,7 +132,15 @@ describe('Trainer', () => {
   it('a failed trajectory is dropped with a metric, not the batch; an all-equal-reward batch steps cleanly', async () => {
     const policy = tinyPolicy({ seed: 4 });
     const data = twoStepSamples(4, { targets: [3, 5], prompts: PROMPTS });
-    data[1] = { ...data[1], env_kwargs: { env_type: 'no_such_env' } };
+    // an env that fails at run time (an unknown env name is refused up front, below)
+    AgentEnv.register('test/fails_at_reset', class extends AgentEnv {
+      reset(): never { throw new Error('the env could not start'); }
+      async step(): Promise<never> { throw new Error('unreachable'); }
+    });
+    data[1] = { ...data[1], env_kwargs: { env_type: 'test/fails_at_reset' } };
+    const unknown = data.map((d, i) => (i === 2 ? { ...d, env_kwargs: { env_type: 'no_such_env' } } : d));
+    assert.throws(() => new Trainer({ policy, generator: new SamplingPolicy(policy), tokenizer, trainData: unknown }, { data: { trainBatchSize: 4 } }),
+      /1 trainData rows are refused:\n  row 2: env_type 'no_such_env' is not a registered env \(registered: .*test\/fails_at_reset.*\)/);
     const metrics: Record<string, number>[] = [];
     using trainer = new Trainer({ policy, generator: new SamplingPolicy(policy), tokenizer, trainData: data, onMetrics: (_, m) => metrics.push(m) },
       { ...grpoOptions(), data: { trainBatchSize: 4, seed: 1, shuffle: false }, rollout: { n: 2, sampling: { maxTokens: 2 }, flow: { maxSteps: 2 } }, trainer: { totalTrainingSteps: 1, console: false } });
