@@ -22,8 +22,8 @@ export interface OptimOptions {
   lrSchedulerType: 'constant' | 'cosine';
   /** `optim.min_lr_ratio` (0; cosine only). */
   minLrRatio: number;
-  /** `optim.num_cycles` (0.5: one half-cosine down; cosine only). */
-  numCycles: number;
+  /** `optim.num_cycles` (0.5 when absent: one half-cosine down; cosine only). */
+  numCycles?: number;
   /** `optim.clip_grad` (1.0; verl's legacy `grad_clip`). */
   gradClip: number;
 }
