@@ -87,6 +87,9 @@ describe('trainer configurations', () => {
     assert.throws(() => new Trainer(components, { data: { trainBatchSize: 2 }, algorithm: { advEstimator: 'gae' } }), /needs a critic/);
     assert.throws(() => new Trainer({ ...components, critic: policy }, { data: { trainBatchSize: 2 }, algorithm: { advEstimator: 'gae' } }), /no value head/);
     assert.throws(() => new Trainer(components, { data: { trainBatchSize: 8 } }), /fewer than data.train_batch_size/);
+    // unknown names fail at construction, before any rollout, listing what is registered
+    assert.throws(() => new Trainer(components, { data: { trainBatchSize: 2 }, algorithm: { advEstimator: 'remax' } }), /unknown advantage estimator 'remax'; registered: .*grpo/);
+    assert.throws(() => new Trainer(components, { data: { trainBatchSize: 2 }, actor: { lossMode: 'sapo' } }), /unknown policy loss 'sapo'; registered: .*vanilla/);
     policy.dispose();
   });
 });
