@@ -266,7 +266,7 @@ export const configSchema = z.looseObject({
   }),
 });
 
-/** The resolved config, with verl's snake_case keys. Only `src/config/` reads it; other layers take the camelCase options `toOptions` makes. */
+/** The resolved config, with verl's snake_case keys. Only `src/config/` reads it; other layers take the camelCase options `toTrainerOptionsInput` (and the loaders' `to*Options`) make. */
 export type AgentR1Config = z.infer<typeof configSchema>;
 
 type Shape = Record<string, z.ZodType>;
