@@ -18,7 +18,7 @@ import {
 import { DataFileError, filterOverlongPrompts, formatBadRows, loadDataset, type LoadedDataset } from '../data/index.js';
 import { checkSamples, formatSampleProblems, type AgentSample } from '../agent/index.js';
 import { checkTrainConfig } from '../config/supported.js';
-import { Trainer, type TrainerComponents } from '../trainer/index.js';
+import { Trainer, checkpointToResume, verifyCheckpoint, type TrainerComponents } from '../trainer/index.js';
 
 export interface TrainingRunOptions {
   /** Where progress notes go (what was loaded, from where, on which device). Default: nowhere. */
@@ -128,6 +128,10 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
   if (data.trainFiles.length === 0) throw new ConfigError('data.train_files is empty');
   checkDataFiles('data.train_files', data.trainFiles);
   checkDataFiles('data.val_files', data.valFiles);
+  // a bad checkpoint to resume from (tracker file, missing or truncated files) is found before any model loads
+  const run = toTrainerOptionsInput(cfg).trainer!;
+  const resumeFrom = checkpointToResume({ resumeMode: run.resumeMode!, defaultLocalDir: run.defaultLocalDir!, resumeFromPath: run.resumeFromPath });
+  if (resumeFrom) verifyCheckpoint(resumeFrom, useCritic ? ['actor', 'critic'] : ['actor']);
 
   const tokenizer = await Tokenizer.fromDir(actorModel.tokenizerPath);
   const rowOptions = { promptKey: data.promptKey };

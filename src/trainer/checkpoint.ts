@@ -91,7 +91,7 @@ export function resumeHint(root: string, except?: string): string {
   const pick = others.length
     ? `checkpoints found in ${root}: ${others.map((d) => basename(d)).join(', ')}; resume from one with ` +
       `trainer.resume_mode=resume_path trainer.resume_from_path=${others[others.length - 1]}`
-    : `no other checkpoint in ${root}`;
+    : `no ${except ? 'other ' : ''}checkpoint in ${root}`;
   return `${pick}, or start a fresh run with trainer.resume_mode=disable (or another trainer.default_local_dir)`;
 }
 
@@ -150,6 +150,30 @@ function checkCheckpoint(dir: string, partNames: string[]): TrainerState {
   return state;
 }
 
+/** The checkpoint a run resumes from (`trainer.resume_mode`: auto = the latest under the run's folder, resume_path = the given one), or null for a fresh run. */
+export function checkpointToResume(o: { resumeMode: 'disable' | 'auto' | 'resume_path'; defaultLocalDir: string; resumeFromPath?: string | null }): string | null {
+  if (o.resumeMode === 'auto') return latestCheckpoint(o.defaultLocalDir);
+  if (o.resumeMode === 'resume_path') {
+    if (!o.resumeFromPath) throw new UserError("trainer.resume_mode is 'resume_path' but trainer.resume_from_path is not set");
+    return o.resumeFromPath;
+  }
+  return null;
+}
+
+/** Checks a checkpoint's files (`partNames`: actor, critic) without loading it, so a bad one fails before any model loads; throws what loadCheckpoint would. */
+export function verifyCheckpoint(dir: string, partNames: string[]): void {
+  try {
+    checkCheckpoint(dir, partNames);
+  } catch (e) {
+    throw asCheckpointError(e, dir);
+  }
+}
+
+function asCheckpointError(e: unknown, dir: string): unknown {
+  if (!(e instanceof UserError) || e instanceof CheckpointError) return e;
+  return new CheckpointError(`cannot resume from ${dir}: ${e.message}; ${resumeHint(dirname(dir), dir)}`, { cause: e });
+}
+
 /**
  * Restores `parts` from a checkpoint folder and returns its trainer state. Every file is checked
  * before anything is loaded; a missing, truncated or corrupt one throws a CheckpointError naming
@@ -165,8 +189,7 @@ export function loadCheckpoint(dir: string, parts: CheckpointParts): TrainerStat
     }
     return state;
   } catch (e) {
-    if (!(e instanceof UserError) || e instanceof CheckpointError) throw e;
-    throw new CheckpointError(`cannot resume from ${dir}: ${e.message}; ${resumeHint(dirname(dir), dir)}`, { cause: e });
+    throw asCheckpointError(e, dir);
   }
 }
 

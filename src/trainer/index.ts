@@ -34,5 +34,5 @@ export { lrSchedule } from './schedule.js';
 export { BatchSchedule } from './data.js';
 export { MetricsLog, JsonlSink, TensorBoardSink, progressLine, type MetricsSink } from './metrics.js';
 export { EventFileWriter } from './tfevents.js';
-export { saveCheckpoint, writeCheckpoint, loadCheckpoint, latestCheckpoint, checkpointSteps, resumeHint, loadWeightsInto, stepDir, CheckpointError, LATEST_FILE, type TrainerState, type CheckpointParts } from './checkpoint.js';
+export { saveCheckpoint, writeCheckpoint, loadCheckpoint, latestCheckpoint, checkpointToResume, verifyCheckpoint, checkpointSteps, resumeHint, loadWeightsInto, stepDir, CheckpointError, LATEST_FILE, type TrainerState, type CheckpointParts } from './checkpoint.js';
 export { mulberry32, mixSeed, shuffled } from '../random.js';

@@ -20,7 +20,7 @@ import { BatchSchedule } from './data.js';
 import { JsonlSink, MetricsLog, TensorBoardSink, type MetricsSink } from './metrics.js';
 import { trajectoryScores, validationMetrics } from './reward-metrics.js';
 import { mixSeed, shuffled } from '../random.js';
-import { latestCheckpoint, loadCheckpoint, saveCheckpoint, type CheckpointParts, type TrainerState } from './checkpoint.js';
+import { checkpointToResume, loadCheckpoint, saveCheckpoint, type CheckpointParts, type TrainerState } from './checkpoint.js';
 
 /** A generator whose sampling can be reseeded (SamplingPolicy): the trainer reseeds it before each rollout. */
 export interface Reseedable { reseed(seed: number): void }
@@ -147,18 +147,12 @@ export class Trainer implements Disposable {
   /** Resumes (per resume_mode), validates first if asked, trains to totalTrainingSteps with validation and checkpoints. */
   async fit(): Promise<Record<string, number>> {
     const t = this.options.trainer;
-    let resumeFrom: string | null = null;
-    if (t.resumeMode === 'auto') {
-      resumeFrom = latestCheckpoint(t.defaultLocalDir);
-    } else if (t.resumeMode === 'resume_path') {
-      if (!t.resumeFromPath) throw new UserError("trainer.resume_mode is 'resume_path' but trainer.resume_from_path is not set");
-      resumeFrom = t.resumeFromPath;
-    }
+    const resumeFrom = checkpointToResume(t);
     if (resumeFrom) {
       this.loadCheckpoint(resumeFrom);
       // the steps after the checkpoint are trained again: their old metrics lines go
       const cut = this.log.cutAfter(this.globalStep);
-      if (t.console) console.log(`resumed from ${resumeFrom} at step ${this.globalStep}${cut ? `; ${cut} metrics lines past it removed` : ''}`);
+      if (t.console) (this.c.printLine ?? console.log)(`resumed from ${resumeFrom} at step ${this.globalStep}${cut ? `; ${cut} metrics lines past it removed` : ''}`);
     } else {
       this.log.startFresh();
     }

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -141,6 +141,17 @@ describe('trainerFromConfig', () => {
     } finally {
       run.dispose();
     }
+  });
+
+  it('a garbage latest_checkpointed_iteration.txt fails the run at load, naming the file (resume_mode auto)', async () => {
+    const ckpt = join(dir, 'garbage-ckpt');
+    mkdirSync(ckpt, { recursive: true });
+    writeFileSync(join(ckpt, 'latest_checkpointed_iteration.txt'), '<html>');
+    const cfg = loadConfig({ configFile: recipe, overrides: overrides(['trainer.resume_mode=auto', `trainer.default_local_dir=${ckpt}`]) });
+    await assert.rejects(trainerFromConfig(cfg), {
+      name: 'CheckpointError',
+      message: `${ckpt}/latest_checkpointed_iteration.txt should hold the step number of the latest checkpoint but holds "<html>"; no checkpoint in ${ckpt}, or start a fresh run with trainer.resume_mode=disable (or another trainer.default_local_dir)`,
+    });
   });
 
   it('gae loads a critic with a value head from the actor folder; no KL, no reference', async () => {
