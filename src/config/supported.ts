@@ -7,6 +7,7 @@
 // `agent-r1 train` takes (test/config/key-coverage.test.ts checks both, key by key).
 import { advantageEstimators, policyLosses } from '../rl/registries.js';
 import { ConfigError } from './errors.js';
+import { CRITIC_ESTIMATORS } from './options.js';
 import type { AgentR1Config } from './schema.js';
 
 /** What a check may know besides the config: the device the run resolved to. */
@@ -198,7 +199,7 @@ export const LIMITS: readonly Limit[] = [
     keys: ['critic.enable', 'algorithm.adv_estimator'],
     check: (cfg) => {
       const est = cfg.algorithm.adv_estimator;
-      const usesValues = est === 'gae' || est === 'token_gae';
+      const usesValues = CRITIC_ESTIMATORS.includes(est);
       if (cfg.critic.enable === true && !usesValues) {
         return `critic.enable=true is not supported with algorithm.adv_estimator=${est}: ${est} uses no values, so the critic would load and never train; set critic.enable=null (or use gae / token_gae)`;
       }
@@ -234,6 +235,12 @@ export const LIMITS: readonly Limit[] = [
     check: (cfg) => (policyLosses.has(cfg.actor_rollout_ref.actor.policy_loss.loss_mode) ? undefined
       : `actor_rollout_ref.actor.policy_loss.loss_mode=${cfg.actor_rollout_ref.actor.policy_loss.loss_mode} is not implemented in agent-r1; use one of ${policyLosses.names().join(', ')} (or register one with policyLosses.register)`),
     example: ['actor_rollout_ref.actor.policy_loss.loss_mode=sapo'],
+  },
+  {
+    keys: ['trainer.val_only'],
+    check: (cfg) => (cfg.trainer.val_only && (cfg.data.val_files === null || (Array.isArray(cfg.data.val_files) && cfg.data.val_files.length === 0))
+      ? 'trainer.val_only=true validates and stops, but data.val_files is empty: set data.val_files' : undefined),
+    example: ['trainer.val_only=true', 'data.val_files=null'],
   },
   only('trainer.nnodes', [1], 'agent-r1 trains in one process on one machine', 'set it to 1', 2),
   only('trainer.n_gpus_per_node', [1], 'agent-r1 trains on one device (trainer.device)', 'set it to 1', 8),
