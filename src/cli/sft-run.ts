@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import type { Device } from '../torch/index.js';
 import { loadCausalLM, Tokenizer, type CausalLM } from '../models/index.js';
+import { eosFromModel } from '../engine/index.js';
 import { ConfigError, toSftOptions, type SftConfig, type SftOptions } from '../config/index.js';
 import { DataFileError, formatBadRows, loadSftDataset, type BadRow } from '../data/index.js';
 import { buildSftRows, SftTrainer, truncateRows, type SftStepRow } from '../sft/index.js';
@@ -91,6 +92,11 @@ export async function sftFromConfig(cfg: SftConfig, opts: SftRunOptions = {}): P
   let trainer: SftTrainer;
   try {
     log(`model: ${model.spec.architecture} from ${o.model.path}, ${(model.numParameters() / 1e6).toFixed(1)}M parameters, ${device} ${model.dtype}`);
+    const stops = eosFromModel(model);
+    if (!stops.includes(eos)) {
+      // RL's engine would run past the end SFT teaches: say so now rather than after a run of overlong rollouts
+      throw new ConfigError(`model.partial_pretrain: responses end with the tokenizer's eos ${tokenizer.idToToken(eos)} (${eos}), but the engine stops on ${JSON.stringify(stops)} (generation_config.json / config.json eos_token_id); add ${eos} there`);
+    }
     const metricsPath = opts.metricsPath ?? join(o.trainer.defaultLocalDir, 'sft_metrics.jsonl');
     trainer = new SftTrainer({
       model, trainRows: train.rows, valRows: val.rows, onMetrics: opts.onMetrics,

@@ -76,7 +76,8 @@ export interface EngineStats {
   generatedTokens: number;
 }
 
-function eosFromModel(model: CausalLM): number[] {
+/** The ids an Engine over `model` stops every request on by default: generation_config.json's eos_token_id in its folder, else config.json's. */
+export function eosFromModel(model: CausalLM): number[] {
   const asList = (v: unknown): number[] => (typeof v === 'number' ? [v] : Array.isArray(v) ? v.filter((x) => typeof x === 'number') : []);
   if (model.sourceDir && existsSync(join(model.sourceDir, 'generation_config.json'))) {
     try {

@@ -9,7 +9,7 @@ export {
   samplingTensors, scaleLogits, tokenLogprobs, greedyTokens, truncateSorted, sampleFromLogits, sampleTokens, isGreedy,
   type RowSampling, type SamplingTensors,
 } from './sampling.js';
-export { Engine, EngineError, type EngineOptions, type EngineStats } from './engine.js';
+export { Engine, EngineError, eosFromModel, type EngineOptions, type EngineStats } from './engine.js';
 export {
   serve, parseCompletionRequest, errorBody, HttpError, type ServerOptions, type RunningServer, type CompletionJob,
 } from './server.js';

@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,11 +146,16 @@ describe('sftFromConfig', () => {
     saved.dispose();
   });
 
-  it('stops at load on an overlong row under truncation=error, and on a missing model folder', async () => {
+  it('stops at load on an overlong row under truncation=error, a missing model folder, and an eos the engine would not stop on', async () => {
     await assert.rejects(sftFromConfig(loadSftConfig({ overrides: overrides(['data.max_length=64']) })),
       /step rows are longer than data\.max_length \(64\).*set data\.truncation=left\|right/);
     await assert.rejects(sftFromConfig(loadSftConfig({ overrides: overrides([`model.partial_pretrain=${join(dir, 'nope')}`]) })),
       /model\.partial_pretrain: no model folder at/);
+    const base = join(dir, 'base-eos');
+    cpSync(model, base, { recursive: true });
+    writeFileSync(join(base, 'generation_config.json'), JSON.stringify({ eos_token_id: 151643 }));
+    await assert.rejects(sftFromConfig(loadSftConfig({ overrides: overrides([`model.partial_pretrain=${base}`]) })),
+      /responses end with the tokenizer's eos <\|im_end\|> \(151645\), but the engine stops on \[151643\]/);
   });
 });
 
