@@ -7,6 +7,7 @@ import { AgentR1Error } from '../errors.js';
 import { configToYaml, loadConfigWithInfo } from '../config/index.js';
 import { DEFAULT_SVAMP_PATH, prepareArithmetic, prepareGsm8k, type DataFormat } from '../data/index.js';
 import { sftCommand } from './sft.js';
+import { tokenizerCommand } from './tokenizer.js';
 import { trainCommand } from './train.js';
 
 const OVERRIDE_HELP = `
@@ -89,6 +90,8 @@ export function buildProgram(): Command {
       for (const f of files) process.stdout.write(`${f.name}: ${f.rows} rows -> ${f.path}\n`);
       if (skipped.length) process.stdout.write(`skipped ${skipped.length} SVAMP records: ${skipped.map((s) => `${s.id} (${s.reason})`).join('; ')}\n`);
     });
+
+  program.addCommand(tokenizerCommand());
 
   return program;
 }

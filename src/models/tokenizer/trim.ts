@@ -28,6 +28,7 @@ import { UserError } from '../../errors.js';
 import { readTokenizerFiles, writeTokenizerFiles, type TokenizerFiles } from './files.js';
 import { addedTokens } from './special-tokens.js';
 import { Tokenizer } from './tokenizer.js';
+import type { ChatMessage, ChatTemplateOptions, ToolSchema } from './types.js';
 
 export interface TrimTokenizerOptions {
   /** A folder with tokenizer.json (a byte-level BPE model) and tokenizer_config.json. */
@@ -287,4 +288,29 @@ export async function trimTokenizer(opts: TrimTokenizerOptions): Promise<TrimRes
   const files = await readTokenizerFiles(opts.from);
   const { files: trimmed, result } = trimTokenizerFiles(files, opts.corpus, { extraTokens: opts.extraTokens, origin: `model folder '${opts.from}'` });
   return { ...result, files: await writeTokenizerFiles(opts.out, trimmed, { notOver: opts.from }) };
+}
+
+/** A conversation for a trimming corpus: its messages, and the tool schemas its template renders. */
+export interface CorpusChat {
+  messages: ChatMessage[];
+  tools?: ToolSchema[];
+}
+
+/**
+ * A conversation's texts as training and rollout see them: the whole chat, and the prompt of each
+ * assistant turn (the chat before it, with the generation prompt). Both are needed: Qwen3's template
+ * renders the empty think block only on the last assistant turn, so a prompt is not a prefix of the
+ * whole chat. A chat that does not end with the assistant (a prompt row) is rendered with the
+ * generation prompt.
+ */
+export function chatCorpusTexts(
+  tokenizer: Tokenizer, chats: Iterable<CorpusChat>, opts: Omit<ChatTemplateOptions, 'tools' | 'addGenerationPrompt'> = {},
+): string[] {
+  const texts: string[] = [];
+  for (const { messages, tools } of chats) {
+    const render = (m: ChatMessage[], addGenerationPrompt: boolean) => texts.push(tokenizer.renderChat(m, { ...opts, tools, addGenerationPrompt }));
+    render(messages, messages.at(-1)?.role !== 'assistant');
+    for (const [k, m] of messages.entries()) if (m.role === 'assistant' && k > 0) render(messages.slice(0, k), true);
+  }
+  return texts;
 }
