@@ -56,6 +56,8 @@ describe('KL reference on CUDA', { skip }, () => {
         'actor_rollout_ref.actor.ppo_mini_batch_size=2', `actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${MICRO}`,
         `actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=${MICRO}`, `actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=${MICRO}`,
         'actor_rollout_ref.actor.use_kl_loss=true', 'actor_rollout_ref.rollout.n=2', 'actor_rollout_ref.rollout.response_length=8',
+        // one step per trajectory: 2 prompts x n=2 = 4 rows = one mini-batch, so the whole update sees the step-1 weights
+        'actor_rollout_ref.rollout.agent.max_steps=1',
         'trainer.total_training_steps=1', 'trainer.val_before_train=false', 'trainer.resume_mode=disable', `trainer.default_local_dir=${join(dir, 'ckpt')}`,
         'trainer.logger=[]', 'trainer.device=cuda',
       ],
