@@ -227,13 +227,13 @@ export const LIMITS: readonly Limit[] = [
   {
     keys: ['algorithm.adv_estimator'],
     check: (cfg) => (advantageEstimators.has(cfg.algorithm.adv_estimator) ? undefined
-      : `algorithm.adv_estimator=${cfg.algorithm.adv_estimator} is not implemented in agent-r1; use one of ${advantageEstimators.names().join(', ')} (or register one with advantageEstimators.register)`),
+      : `algorithm.adv_estimator=${cfg.algorithm.adv_estimator} is not implemented in agent-r1; use one of ${advantageEstimators.names().join(', ')} (or register one with registerAdvantageEstimator from agent-r1/rl)`),
     example: ['algorithm.adv_estimator=remax'],
   },
   {
     keys: ['actor_rollout_ref.actor.policy_loss.loss_mode'],
     check: (cfg) => (policyLosses.has(cfg.actor_rollout_ref.actor.policy_loss.loss_mode) ? undefined
-      : `actor_rollout_ref.actor.policy_loss.loss_mode=${cfg.actor_rollout_ref.actor.policy_loss.loss_mode} is not implemented in agent-r1; use one of ${policyLosses.names().join(', ')} (or register one with policyLosses.register)`),
+      : `actor_rollout_ref.actor.policy_loss.loss_mode=${cfg.actor_rollout_ref.actor.policy_loss.loss_mode} is not implemented in agent-r1; use one of ${policyLosses.names().join(', ')} (or register one with registerPolicyLoss from agent-r1/rl)`),
     example: ['actor_rollout_ref.actor.policy_loss.loss_mode=sapo'],
   },
   {
