@@ -57,7 +57,7 @@ function responseEos(tokenizer: Tokenizer): number {
 async function stepRows(files: string[], key: string, o: SftOptions, tokenizer: Tokenizer, eosTokenId: number, maxSamples: number,
   log: (line: string) => void): Promise<{ rows: SftStepRow[]; bad: BadRow[] }> {
   const loaded = await loadSftDataset(files, { ...o.data.rows, maxSamples });
-  const built = await buildSftRows(loaded.rows, { tokenizer, eosTokenId, chatTemplate: o.data.chatTemplate, envKwargs: o.data.envKwargs });
+  const built = await buildSftRows(loaded.rows, { tokenizer, eosTokenId, flow: { chatTemplate: o.data.chatTemplate, envKwargs: o.data.envKwargs } });
   const bad = [...loaded.bad, ...built.bad.map((b) => ({ ...loaded.origins[b.index], message: b.message }))];
   if (bad.length) log(`data: ${bad.length} bad rows in ${key} skipped:\n${formatBadRows(bad, 5)}`);
   if (built.rows.length === 0) throw new DataFileError(`${key}: no usable SFT rows in ${files.join(', ')}; first problem: ${formatBadRows(bad, 1)}`);

@@ -17,14 +17,12 @@ export interface BuildSftRowsOptions {
   tokenizer: ChatTokenizer;
   /** The token that ends every response: the one the engine stops on (the tokenizer's eos, `<|im_end|>` for Qwen3). */
   eosTokenId: number;
-  /** Chat template options for every prompt (`data.apply_chat_template_kwargs`); use the RL run's. */
-  chatTemplate?: AgentFlowConfig['chatTemplate'];
-  /** Default env_kwargs of agent rows (the row's own win); use the RL run's. */
-  envKwargs?: Record<string, unknown>;
-  /** Hooks the RL run applies to observations (after the env, before tokenizing). */
-  contextHooks?: ContextHook[];
-  /** The flow decodes actions with this (RL's `skip_special_tokens`, default true). */
-  skipSpecialTokens?: boolean;
+  /**
+   * The RL run's flow settings (e.g. `toAgentFlowConfig(rlConfig)`): chat template options, default
+   * env_kwargs, MCP servers, context hooks, prompt truncation, skip_special_tokens. Plain chat reads
+   * only `chatTemplate`. The lengths and step limit are the trace's own (nothing is cut, every turn runs).
+   */
+  flow?: Partial<AgentFlowConfig>;
 }
 
 export interface SftRows {
@@ -99,14 +97,13 @@ async function replayAgent(sample: SftSample, index: number, o: BuildSftRowsOpti
   };
   const config: AgentFlowConfig = {
     ...defaultAgentFlowConfig,
+    ...o.flow,
     // the trace decides the length: nothing is cut, and the flow may ask for one turn more than the trace has
     promptLength: Number.MAX_SAFE_INTEGER,
     responseLength: Number.MAX_SAFE_INTEGER,
     maxSteps: actions.length + 1,
-    skipSpecialTokens: o.skipSpecialTokens ?? true,
-    envKwargs: o.envKwargs ?? {},
-    chatTemplate: o.chatTemplate ?? {},
-    contextHooks: [check, ...(o.contextHooks ?? [])],
+    // the env's own observation is checked before the run's hooks change it
+    contextHooks: [check, ...(o.flow?.contextHooks ?? [])],
   };
   const ctx: FlowContext = { generator: policy, tokenizer: o.tokenizer, sampling: { maxTokens: Number.MAX_SAFE_INTEGER, temperature: 0 }, config };
   const flow = new (AgentFlowBase.classFor(agent.agent_name!))();
@@ -130,7 +127,7 @@ function plainChat(sample: SftSample, index: number, o: BuildSftRowsOptions): Sf
   sample.messages.forEach((m, i) => {
     if (m.role !== 'assistant') return;
     const promptIds = o.tokenizer.encodeChat(sample.messages.slice(0, i), {
-      ...o.chatTemplate,
+      ...o.flow?.chatTemplate,
       ...(sample.tools?.length ? { tools: sample.tools } : {}),
       ...(sample.enableThinking !== undefined ? { enableThinking: sample.enableThinking } : {}),
       addGenerationPrompt: true,

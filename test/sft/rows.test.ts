@@ -4,7 +4,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { runRollout, tool, type AgentSample, type ChatMessage } from '../../src/agent/index.js';
+import { runRollout, tool, truncateOldToolResults, type AgentFlowConfig, type AgentSample, type ChatMessage } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
 import type { Tokenizer } from '../../src/models/tokenizer/index.js';
 import { buildSftRows, truncateRows, type SftSample } from '../../src/sft/index.js';
@@ -76,6 +76,21 @@ describe('SFT step rows', () => {
     assert.equal(isPrefix(rows[2].promptIds), false);
   });
 
+  it("equal the rollout's steps under the RL run's flow settings too (a context hook, enable_thinking false)", async () => {
+    const flow: Partial<AgentFlowConfig> = { chatTemplate: { enableThinking: false }, contextHooks: [truncateOldToolResults({ keepLast: 1, maxChars: 0 })] };
+    const { rows, bad } = await buildSftRows([{ messages: trace(), agent: agentRow() }], { tokenizer: tok, eosTokenId: eos, flow });
+    assert.deepEqual(bad, []);
+    const batch = await runRollout([agentRow()], {
+      generator: new ScriptedPolicy(actions.map((a) => reply(tok, a))), tokenizer: tok, sampling: { maxTokens: 256, temperature: 1 },
+      config: { promptLength: 4096, responseLength: 256, ...flow },
+    });
+    assert.deepEqual(rows.map((r) => r.promptIds), batch.steps.map((s) => s.promptIds));
+    assert.deepEqual(rows.map((r) => r.responseIds), batch.steps.map((s) => s.responseIds));
+    // the hook ran: the older tool result is cut in the last prompt, and the generation prompt has the empty think block
+    assert.doesNotMatch(tok.decode(rows[2].promptIds), /<tool_response>\n7\n/);
+    assert.match(tok.decode(rows[2].promptIds), /<think>\n\n<\/think>\n\n$/);
+  });
+
   it('reports a trace whose tool reply the env does not give as a bad row, and keeps the others', async () => {
     const samples: SftSample[] = [
       { messages: trace(['8', '14']), agent: agentRow() },
@@ -112,7 +127,7 @@ describe('SFT step rows', () => {
       { role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' },
       { role: 'user', content: 'What is 2+2?' }, { role: 'assistant', content: '#### 4' },
     ];
-    const { rows, bad } = await buildSftRows([{ messages }], { tokenizer: tok, eosTokenId: eos, chatTemplate: { enableThinking: false } });
+    const { rows, bad } = await buildSftRows([{ messages }], { tokenizer: tok, eosTokenId: eos, flow: { chatTemplate: { enableThinking: false } } });
     assert.deepEqual(bad, []);
     assert.equal(rows.length, 2);
     assert.deepEqual(rows[1].promptIds, tok.encodeChat(messages.slice(0, 3), { enableThinking: false, addGenerationPrompt: true }));
