@@ -5,6 +5,7 @@ import { extname } from 'node:path';
 import { Command } from 'commander';
 import { UserError } from '../errors.js';
 import { readRecords } from '../data/index.js';
+import { createEnvForSample, type AgentSample } from '../agent/index.js';
 import { chatCorpusTexts, Tokenizer, trimTokenizer, type ChatMessage, type CorpusChat, type TrimResult } from '../models/tokenizer/index.js';
 
 const CORPUS_HELP = `
@@ -15,6 +16,8 @@ Corpus files:
     {"messages": [...], "tools": [...]} a conversation (tools: OpenAI schemas, optional), rendered by the
                                         folder's chat template whole and as the prompt of each assistant turn
     {"prompt": [...], "tools": [...]}   an Agent-R1 row's prompt, rendered with the generation prompt
+  A row without "tools" but with Agent-R1's env_kwargs gets the schemas its env renders (the tool env's
+  env_kwargs.tools unless tools_in_prompt is false; MCP servers' tools are not started, so not rendered).
 The corpus texts tokenize exactly as with the full tokenizer; any other text still encodes (byte by byte at worst).
 
 Example:
@@ -22,6 +25,20 @@ Example:
 
 function isMessages(v: unknown): v is ChatMessage[] {
   return Array.isArray(v) && v.every((m) => typeof m === 'object' && m !== null && typeof (m as { role?: unknown }).role === 'string');
+}
+
+/** The tool schemas the rollout's env renders for `row` (its own env_kwargs), cached by env_kwargs. */
+function envToolSchemas(row: Record<string, unknown>, cache: Map<string, CorpusChat['tools']>, where: string): CorpusChat['tools'] {
+  const key = typeof row.env_kwargs === 'string' ? row.env_kwargs : JSON.stringify(row.env_kwargs);
+  if (!cache.has(key)) {
+    const { mcp_servers: _mcp, ...own } = (typeof row.env_kwargs === 'string' ? JSON.parse(row.env_kwargs) : row.env_kwargs) as Record<string, unknown>;
+    try {
+      cache.set(key, createEnvForSample({ ...(row as AgentSample), env_kwargs: own }, {}).toolSchemas);
+    } catch (error) {
+      throw new UserError(`${where}: its env_kwargs do not make an env: ${(error as Error).message}`);
+    }
+  }
+  return cache.get(key);
 }
 
 /** The texts of one corpus file (see CORPUS_HELP); a row of no known shape is an error naming it. */
@@ -35,6 +52,7 @@ export async function readCorpusFile(path: string, tokenizer: Tokenizer): Promis
   }
   const texts: string[] = [];
   const chats: CorpusChat[] = [];
+  const envTools = new Map<string, CorpusChat['tools']>();
   for (const record of await readRecords(path)) {
     const where = `${path} row ${record.index}`;
     if ('error' in record) throw new UserError(`${where}: ${record.error}`);
@@ -43,7 +61,10 @@ export async function readCorpusFile(path: string, tokenizer: Tokenizer): Promis
     if (tools !== undefined && tools !== null && !Array.isArray(tools)) throw new UserError(`${where}: 'tools' must be a list of tool schemas`);
     const chat = row?.messages ?? row?.prompt;
     if (typeof row?.text === 'string') texts.push(row.text);
-    else if (isMessages(chat)) chats.push({ messages: chat, tools: (tools ?? undefined) as CorpusChat['tools'] });
+    else if (isMessages(chat)) {
+      const schemas = tools ?? (row.env_kwargs != null ? envToolSchemas(row, envTools, where) : undefined);
+      chats.push({ messages: chat, tools: (schemas ?? undefined) as CorpusChat['tools'] });
+    }
     else throw new UserError(`${where}: expected a string 'text', or 'messages' / 'prompt' as a list of {role, content} messages`);
   }
   return [...texts, ...chatCorpusTexts(tokenizer, chats)];

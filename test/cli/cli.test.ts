@@ -118,6 +118,8 @@ describe('agent-r1 CLI', () => {
       { text: 'plain text, #### 7' },
       { messages: [{ role: 'user', content: 'What is 2 + 3?' }, { role: 'assistant', content: '', tool_calls: [call] }, { role: 'tool', content: '5' }, { role: 'assistant', content: '#### 5' }] },
       { prompt: [{ role: 'user', content: 'Compute 4 * 4' }] },
+      // an Agent-R1 row: its env renders the calculator's schema ("Evaluates an arithmetic expression ...")
+      { prompt: [{ role: 'user', content: 'Hi' }], env_kwargs: JSON.stringify({ env_type: 'tool', tools: ['calculator'], tools_in_prompt: true }) },
     ];
     writeFileSync(join(dir, 'corpus.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n'));
     writeFileSync(join(dir, 'notes.txt'), 'A note.\n');
@@ -128,7 +130,7 @@ describe('agent-r1 CLI', () => {
     assert.equal(Object.keys(json.model.vocab).length + json.added_tokens.length, Number(size));
     const imEnd = json.added_tokens.find((t: { content: string }) => t.content === '<|im_end|>').id;
     assert.match(r.stdout, new RegExp(`eos id ${imEnd}, pad id ${imEnd - 2};`));
-    for (const word of ['Ġtext', 'Ġnote', 'calculator', 'Compute']) assert.ok(word in json.model.vocab, word);
+    for (const word of ['Ġtext', 'Ġnote', 'calculator', 'Compute', 'valu', 'Ġparentheses']) assert.ok(word in json.model.vocab, word);
 
     writeFileSync(join(dir, 'bad.jsonl'), '{"text": "ok"}\n{"content": "no text"}\n');
     const bad = cli('tokenizer', 'trim', '--from', qwen3, '--corpus', join(dir, 'bad.jsonl'), '--out', join(dir, 'bad'));
