@@ -71,7 +71,8 @@ export function writeCheckpoint(root: string, state: TrainerState, write: (dir: 
   const dir = stepDir(root, state.globalStep);
   // hidden and not named global_step_N: never taken for a checkpoint while it is being written
   const tmp = join(root, `.global_step_${state.globalStep}.partial`);
-  rmSync(tmp, { recursive: true, force: true });
+  // what an interrupted save left (as large as a checkpoint) goes first
+  if (existsSync(root)) for (const n of readdirSync(root)) if (/^\.global_step_\d+\.partial$/.test(n)) rmSync(join(root, n), { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   write(tmp);
   writeFileSync(join(tmp, STATE_FILE), JSON.stringify(state, null, 2) + '\n');
