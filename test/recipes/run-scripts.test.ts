@@ -56,6 +56,17 @@ describe('recipe run scripts', () => {
     assert.equal(c.actor_rollout_ref.rollout.n, 5);
   });
 
+  it('arithmetic_tool/run.sh: GRPO on the calculator problems, overrides passed through', () => {
+    const data = preparedDir();
+    const { config: c } = runScript('arithmetic_tool', { DATA_DIR: data }, ['actor_rollout_ref.model.path=/models/sft', 'trainer.total_training_steps=7']);
+    assert.equal(c.data.train_files, join(data, 'train.parquet'));
+    assert.equal(c.data.val_files, join(data, 'test.parquet'));
+    assert.equal(c.actor_rollout_ref.model.path, '/models/sft');
+    assert.equal(c.trainer.total_training_steps, 7);
+    assert.equal(c.actor_rollout_ref.rollout.agent.default_agent_flow, 'agent_env_loop');
+    assert.equal(c.actor_rollout_ref.rollout.n, 8);
+  });
+
   it('prepares the data into DATA_DIR when it is missing (from GSM8K_SOURCE), then runs on it', () => {
     const raw = mkdtempSync(join(tmpdir(), 'agent-r1-raw-'));
     const lines = readFileSync(join(source, 'test.jsonl'), 'utf8').split('\n');
