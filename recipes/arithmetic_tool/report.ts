@@ -23,6 +23,8 @@ export interface MainJobSummary {
   rlSteps: number;
   sftMetrics: Record<string, number>[];
   rlMetrics: Record<string, number>[];
+  /** Greedy success on the SFT validation traces at the checks that decided when SFT stopped. */
+  sftChecks: { step: number; success: number }[];
   /** A few held-out trajectories after RL, as text. */
   examples: { title: string; text: string }[];
 }
@@ -64,7 +66,7 @@ function transcript(t: DumpedTrajectory): string {
 }
 
 /** Reads the run's files into the figures the report shows. */
-export function summarizeMainJob(o: { sftMetricsPath: string; rlMetricsPath: string; validationDir: string }): MainJobSummary {
+export function summarizeMainJob(o: { sftMetricsPath: string; rlMetricsPath: string; validationDir: string; sftChecks?: { step: number; success: number }[] }): MainJobSummary {
   const sftMetrics = readMetrics(o.sftMetricsPath);
   const rlMetrics = readMetrics(o.rlMetricsPath);
   const valSteps = rlMetrics.filter((r) => Number.isFinite(r['val/reward_mean'])).map((r) => r.step);
@@ -90,6 +92,7 @@ export function summarizeMainJob(o: { sftMetricsPath: string; rlMetricsPath: str
     rlSteps: Math.max(0, ...rlMetrics.map((r) => r.step)),
     sftMetrics,
     rlMetrics,
+    sftChecks: o.sftChecks ?? [],
     examples: [
       ...solved.map((t, i) => ({ title: `solved after RL (${i + 1})`, text: transcript(t) })),
       ...missed.map((t) => ({ title: 'still wrong after RL', text: transcript(t) })),
@@ -153,6 +156,10 @@ export function writeMainJobReport(dir: string, s: MainJobSummary, f: MainJobFac
       {
         title: 'SFT: loss on assistant tokens', x: 'step', y: 'loss',
         series: [{ name: 'train', points: curve(s.sftMetrics, 'train/loss') }, { name: 'validation', points: curve(s.sftMetrics, 'val/loss') }],
+      },
+      {
+        title: 'SFT: success on the SFT validation problems (greedy), the checks that end SFT', x: 'step', y: 'success', yDomain: [0, 1],
+        series: [{ name: 'SFT validation success', points: s.sftChecks.map((c) => [c.step, c.success] as [number, number]) }],
       },
     ],
     links: [

@@ -39,8 +39,8 @@ export interface SftRun extends Disposable {
   /** Where checkpoints go: `<dir>/global_step_N/` is a Hugging Face folder (the last step is always saved). */
   checkpointDir: string;
   metricsPath: string;
-  /** Trains to the end; returns the last step's metrics. */
-  fit(): Promise<Record<string, number>>;
+  /** Trains to the end, or until `stopWhen` says so (see SftTrainer.fit); returns the last step's metrics. */
+  fit(o?: Parameters<SftTrainer['fit']>[0]): Promise<Record<string, number>>;
   /** The folder of the last checkpoint saved (after `fit`). */
   lastCheckpoint(): string;
   dispose(): void;
@@ -117,7 +117,7 @@ export async function sftFromConfig(cfg: SftConfig, opts: SftRunOptions = {}): P
   return {
     trainer, model, tokenizer, device, options: o, trainRows: train.rows, valRows: val.rows, badRows: [...train.bad, ...val.bad],
     checkpointDir: o.trainer.defaultLocalDir, metricsPath: trainer.metricsPath,
-    fit: () => trainer.fit().finally(() => bars.stop()),
+    fit: (fitOptions) => trainer.fit(fitOptions).finally(() => bars.stop()),
     lastCheckpoint: () => join(o.trainer.defaultLocalDir, `global_step_${trainer.globalStep}`),
     dispose, [Symbol.dispose]: dispose,
   };

@@ -53,6 +53,8 @@ export class SftTrainer implements Disposable {
   readonly metricsPath: string;
   private readonly lr: (step: number) => number;
   private readonly log: MetricsLog;
+  /** The step of the last checkpoint written (-1: none). */
+  private savedStep = -1;
 
   constructor(readonly c: SftComponents, readonly options: SftTrainerOptions) {
     const o = options;
@@ -133,6 +135,7 @@ export class SftTrainer implements Disposable {
 
   /** Writes <defaultLocalDir>/global_step_N (a Hugging Face folder); returns it. */
   saveCheckpoint(): string {
+    this.savedStep = this.globalStep;
     return writeCheckpoint(this.options.defaultLocalDir, { globalStep: this.globalStep, kind: 'sft' }, (dir) => this.model.save(dir),
       { maxToKeep: this.options.maxCkptToKeep ?? undefined });
   }
@@ -152,8 +155,12 @@ export class SftTrainer implements Disposable {
     return metrics;
   }
 
-  /** Trains to totalTrainingSteps (a fresh metrics file); returns the last step's metrics. */
-  async fit(): Promise<Record<string, number>> {
+  /**
+   * Trains to totalTrainingSteps (a fresh metrics file); returns the last step's metrics. `stopWhen`,
+   * asked after every step, ends training early (e.g. once a success check on held-out traces
+   * passes); the step it stops at is saved as a checkpoint if it is not one already.
+   */
+  async fit(o: { stopWhen?: (step: number, metrics: Record<string, number>) => boolean | Promise<boolean> } = {}): Promise<Record<string, number>> {
     if (this.globalStep === 0) this.log.startFresh();
     let last: Record<string, number> = {};
     while (this.globalStep < this.totalTrainingSteps) {
@@ -161,6 +168,10 @@ export class SftTrainer implements Disposable {
       this.c.onProgress?.(this.globalStep, this.totalTrainingSteps, { loss: last['train/loss'], lr: last['train/lr'] });
       // let tools, timers and the terminal run between steps
       await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.globalStep < this.totalTrainingSteps && await o.stopWhen?.(this.globalStep, last)) {
+        if (this.savedStep !== this.globalStep) this.saveCheckpoint();
+        break;
+      }
     }
     return last;
   }
