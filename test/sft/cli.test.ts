@@ -101,7 +101,9 @@ describe('agent-r1 sft config', () => {
     const o = toSftOptions(loadSftConfig({ configFile: join(root, 'recipes', 'arithmetic_tool', 'sft.yaml') }));
     assert.match(o.data.trainFiles[0], /arithmetic_tool\/sft_train\.parquet$/);
     assert.equal(o.data.maxLength, 256);
-    assert.equal(o.trainer.optim.lr, 1e-3);
+    assert.equal(o.trainer.optim.lr, 5e-3);
+    assert.equal(o.trainer.optim.lrSchedulerType, 'constant');
+    assert.equal(o.trainer.totalTrainingSteps, 300);
     assert.equal(o.trainer.gradientCheckpointing, false);
   });
 
