@@ -154,12 +154,12 @@ export function writeMainJobReport(dir: string, s: MainJobSummary, f: MainJobFac
         series: [{ name: 'tool calls', points: curve(rl, 'rollout/tool_calls_per_trajectory') }, { name: 'steps', points: curve(rl, 'rollout/steps_per_trajectory') }],
       },
       {
-        title: 'SFT: loss on assistant tokens', x: 'step', y: 'loss',
+        title: 'SFT: loss on assistant tokens', x: 'step', y: 'loss', yScale: 'log',
         series: [{ name: 'train', points: curve(s.sftMetrics, 'train/loss') }, { name: 'validation', points: curve(s.sftMetrics, 'val/loss') }],
       },
       {
         title: 'SFT: success on the SFT validation problems (greedy), the checks that end SFT', x: 'step', y: 'success', yDomain: [0, 1],
-        series: [{ name: 'SFT validation success', points: s.sftChecks.map((c) => [c.step, c.success] as [number, number]) }],
+        series: [{ name: 'sft_val success', points: s.sftChecks.map((c) => [c.step, c.success] as [number, number]) }],
       },
     ],
     links: [

@@ -18,6 +18,8 @@ export interface Panel {
   series: readonly Series[];
   /** Fix the y axis (e.g. [0, 1] for success rates); default: fitted to the data. */
   yDomain?: [number, number];
+  /** `log` for quantities that fall over decades (a loss); default linear. */
+  yScale?: 'linear' | 'log';
 }
 
 function panelSpec(p: Panel): Record<string, unknown> {
@@ -30,7 +32,7 @@ function panelSpec(p: Panel): Record<string, unknown> {
     mark: { type: 'line', point: true, strokeWidth: 2 },
     encoding: {
       x: { field: p.x, type: 'quantitative', axis: { tickMinStep: 1 } },
-      y: { field: p.y, type: 'quantitative', ...(p.yDomain ? { scale: { domain: p.yDomain } } : {}) },
+      y: { field: p.y, type: 'quantitative', scale: { ...(p.yDomain ? { domain: p.yDomain } : {}), ...(p.yScale === 'log' ? { type: 'log' } : {}) } },
       color: { field: 'curve', type: 'nominal', legend: { title: null, orient: 'bottom' } },
       tooltip: [{ field: 'curve' }, { field: p.x }, { field: p.y }],
     },
