@@ -9,13 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
-import { createCausalLM, tinyConfig } from '../../src/models/index.js';
 import { loadConfig, toRolloutOptions } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { checkSamples, runRollout, type AgentSample } from '../../src/agent/index.js';
 import { ScriptedPolicy } from '../../src/testing/index.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
-import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
+import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 import { qwen3Tokenizer, reply } from '../agent/helpers.js';
 
 torch.setNumThreads(1);
@@ -28,12 +27,7 @@ let rows: AgentSample[];
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-load-'));
   model = join(dir, 'tiny-qwen3');
-  const m = createCausalLM(tinyConfig('qwen3', {
-    vocab_size: 151936, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
-    head_dim: 8, tie_word_embeddings: true, bos_token_id: 151643, eos_token_id: 151645,
-  }), { seed: 0 });
-  m.save(model, { tokenizerFrom: tokenizerFixtureDir('qwen3') });
-  m.dispose();
+  writeTinyQwen3(model);
   rows = gsm8kRowsFromFile(source, { split: 'test', tool: true }).slice(0, 4);
 });
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -14,12 +14,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import * as torch from '../../src/torch/index.js';
-import { createCausalLM, tinyConfig } from '../../src/models/index.js';
 import { ConfigError, configSchema, loadConfig, type AgentR1Config } from '../../src/config/index.js';
 import { LIMITS, NO_EFFECT_ON_ONE_PROCESS, configAt, unsupportedSettings } from '../../src/config/supported.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
-import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
+import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 
 torch.setNumThreads(1);
 const recipe = fileURLToPath(new URL('../../recipes/gsm8k_tool/config.yaml', import.meta.url));
@@ -67,12 +66,7 @@ let base: string[];
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-keys-'));
   const model = join(dir, 'tiny-qwen3');
-  const m = createCausalLM(tinyConfig('qwen3', {
-    vocab_size: 151936, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
-    head_dim: 8, tie_word_embeddings: true, bos_token_id: 151643, eos_token_id: 151645,
-  }), { seed: 0 });
-  m.save(model, { tokenizerFrom: tokenizerFixtureDir('qwen3') });
-  m.dispose();
+  writeTinyQwen3(model);
   const rows = gsm8kRowsFromFile(source, { split: 'test', tool: true });
   const train = join(dir, 'train.jsonl');
   const val = join(dir, 'val.jsonl');

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
-import { createCausalLM, loadCausalLM, tinyConfig } from '../../src/models/index.js';
+import { loadCausalLM } from '../../src/models/index.js';
 import { loadSftConfig, toSftOptions } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { sftFromConfig } from '../../src/cli/index.js';
-import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
+import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 
 torch.setNumThreads(1);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,12 +42,7 @@ function traced(row: ReturnType<typeof gsm8kRowsFromFile>[number], reply?: strin
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-sft-cli-'));
   model = join(dir, 'tiny-qwen3');
-  const m = createCausalLM(tinyConfig('qwen3', {
-    vocab_size: 151936, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
-    head_dim: 8, tie_word_embeddings: true, bos_token_id: 151643, eos_token_id: 151645,
-  }), { seed: 0 });
-  m.save(model, { tokenizerFrom: tokenizerFixtureDir('qwen3') });
-  m.dispose();
+  writeTinyQwen3(model);
   const rows = gsm8kRowsFromFile(source, { split: 'test', tool: true });
   train = join(dir, 'train.jsonl');
   val = join(dir, 'val.parquet');

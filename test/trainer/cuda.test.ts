@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
-import { createCausalLM, tinyConfig } from '../../src/models/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { computeLogprobs, frozenCopy, stepsToRows, type StepLike } from '../../src/trainer/index.js';
-import { tokenizerFixtureDir } from '../helpers/tokenizers.js';
+import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 
 const skip = !torch.cuda.isAvailable() && 'CUDA is not available on this machine';
 const source = fileURLToPath(new URL('../../../shared/data/gsm8k/test.jsonl', import.meta.url));
@@ -37,12 +36,7 @@ describe('KL reference on CUDA', { skip }, () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'agent-r1-ref-cuda-'));
     model = join(dir, 'tiny-qwen3');
-    const m = createCausalLM(tinyConfig('qwen3', {
-      vocab_size: 151936, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2,
-      head_dim: 16, tie_word_embeddings: true, bos_token_id: 151643, eos_token_id: 151645, initializer_range: 0.1,
-    }), { seed: 0 });
-    m.save(model, { tokenizerFrom: tokenizerFixtureDir('qwen3') });
-    m.dispose();
+    writeTinyQwen3(model, { hidden: 64, layers: 2, heads: 4, kvHeads: 2, config: { initializer_range: 0.1 } });
     train = join(dir, 'train.jsonl');
     writeRows(train, gsm8kRowsFromFile(source, { split: 'test', tool: true }).slice(0, 2), 'jsonl');
   });
