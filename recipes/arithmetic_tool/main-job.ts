@@ -144,14 +144,15 @@ async function sftValSuccess(checkpoint: string, step: number): Promise<number> 
 }
 say(`$ agent-r1 sft --config ${RECIPE}/sft.yaml ${sftOverrides.join(' ')}`);
 const sftCheckpoint = await phase('sft', async () => {
-  const run = await sftFromConfig(loadSftConfig({ configFile: `${RECIPE}/sft.yaml`, overrides: sftOverrides }), { log: say });
+  const bars = new ProgressBars();
+  const run = await sftFromConfig(loadSftConfig({ configFile: `${RECIPE}/sft.yaml`, overrides: sftOverrides }), { log: say, progress: bars });
   try {
     await run.fit({
       stopWhen: async (step) => {
         if (flags['sft-steps'] || step < SFT_STOP.from || (step - SFT_STOP.from) % SFT_STOP.every !== 0) return false;
         const success = await sftValSuccess(run.trainer.saveCheckpoint(), step);
         sftChecks.push({ step, success });
-        say(`sft step ${step}: solves ${(100 * success).toFixed(1)}% of ${SFT_STOP.problems} SFT validation problems (greedy)${success >= SFT_STOP.success ? ': warm enough, on to RL' : ''}`);
+        if (!flags.quiet) bars.log(`sft step ${step}: solves ${(100 * success).toFixed(1)}% of ${SFT_STOP.problems} SFT validation problems (greedy)${success >= SFT_STOP.success ? ': warm enough, on to RL' : ''}`);
         return success >= SFT_STOP.success;
       },
     });

@@ -17,7 +17,7 @@ export interface SftRunOptions {
   /** Where progress notes go (what was loaded, bad rows, the device). Default: nowhere. */
   log?: (line: string) => void;
   /** A progress bar over the steps, with the loss, on stderr (default: when stderr is a terminal; true draws it anyway). */
-  progress?: boolean;
+  progress?: boolean | ProgressBars;
   /** Metrics as JSON Lines here (default `<trainer.default_local_dir>/sft_metrics.jsonl`). */
   metricsPath?: string;
   /** Called with each step's metrics, after they are written. */
@@ -87,7 +87,8 @@ export async function sftFromConfig(cfg: SftConfig, opts: SftRunOptions = {}): P
 
   const device = resolveDevice(o.trainer.device, log);
   torch.manualSeed(o.trainer.seed);
-  const bars = new ProgressBars({ enabled: opts.progress });
+  // a caller's own bars, to print its lines above the same bar (ProgressBars.log)
+  const bars = opts.progress instanceof ProgressBars ? opts.progress : new ProgressBars({ enabled: opts.progress });
   const model = loadCausalLM(o.model.path, { dtype: o.model.dtype, device, requiresGrad: true, gradientCheckpointing: o.trainer.gradientCheckpointing });
   let trainer: SftTrainer;
   try {
