@@ -18,6 +18,8 @@
 //   npm start                       # seed 1
 //   npm start -- --seed 2           # another seed (model init and data order)
 //   npm start -- trainer.total_training_steps=60 actor_rollout_ref.actor.optim.lr=1e-4   # RL overrides, last word
+//   --sft-steps N (a fixed SFT length, no stop rule), --sft-stop from,every,maxSteps,success (the rule below),
+//   --out DIR (instead of .cache/main-job/arithmetic_tool/seed-S), --quiet (only the final summary)
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,7 +72,7 @@ if (flags['sft-stop']) {
   // --sft-stop from,every,maxSteps,success
   const [from, every, maxSteps, success] = flags['sft-stop'].split(',').map(Number);
   if (![from, every, maxSteps, success].every(Number.isFinite) || !(every > 0)) {
-    console.error(`--sft-stop takes from,every,maxSteps,success (e.g. 180,30,480,0.25); got '${flags['sft-stop']}'`);
+    console.error(`--sft-stop takes from,every,maxSteps,success (e.g. 180,10,480,0.4); got '${flags['sft-stop']}'`);
     process.exit(2);
   }
   Object.assign(SFT_STOP, { from, every, maxSteps, success });
