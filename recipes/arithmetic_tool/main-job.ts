@@ -19,7 +19,7 @@
 //   npm start -- --seed 2           # another seed (model init and data order)
 //   npm start -- trainer.total_training_steps=60 actor_rollout_ref.actor.optim.lr=1e-4   # RL overrides, last word
 //   --sft-steps N (a fixed SFT length, no stop rule), --sft-stop from,every,maxSteps,success (the rule below),
-//   --out DIR (instead of .cache/main-job/arithmetic_tool/seed-S), --quiet (only the final summary)
+//   --out DIR (instead of .cache/main-job/arithmetic_tool/seed-S), --quiet (no notes: the step lines and the final summary)
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,7 @@ const { loadConfig, loadSftConfig } = await import('../../src/config/index.js');
 const { prepareArithmetic, loadDataset } = await import('../../src/data/index.js');
 const { Tokenizer, trimTokenizer, chatCorpusTexts, createCausalLM, tinyConfig, tokenizerConfigKeys } = await import('../../src/models/index.js');
 const { sftFromConfig, trainerFromConfig } = await import('../../src/cli/index.js');
+const { runTrain } = await import('../../src/cli/train.js');
 const { ProgressBars } = await import('../../src/cli/progress.js');
 const { summarizeMainJob, writeMainJobReport } = await import('./report.js');
 
@@ -173,19 +174,10 @@ const rlOverrides = [
   ...overrides,
 ];
 say(`$ agent-r1 train --config ${RECIPE}/config.yaml ${rlOverrides.join(' ')}`);
+// `agent-r1 train` itself: its progress bars, its summary, and its exit on a run that trained nothing
 const rl = await phase('rl', async () => {
-  const bars = new ProgressBars();
-  const run = await trainerFromConfig(loadConfig({ configFile: `${RECIPE}/config.yaml`, overrides: rlOverrides }), {
-    log: say,
-    onProgress: (e) => bars.update(e.phase, e.done, e.total, { step: e.step, totalSteps: run?.trainer.totalTrainingSteps }),
-    printLine: (line) => bars.log(line),
-  });
-  try {
-    await run.trainer.fit().finally(() => bars.stop());
-    return { metricsPath: run.metricsPath, checkpoint: join(rlDir, `global_step_${run.trainer.globalStep}`, 'actor') };
-  } finally {
-    run.dispose();
-  }
+  const last = await runTrain(rlOverrides, { config: `${RECIPE}/config.yaml`, print: say });
+  return { metricsPath: join(rlDir, 'metrics.jsonl'), checkpoint: join(rlDir, `global_step_${last['training/global_step']}`, 'actor') };
 });
 
 // 6. the report

@@ -7,6 +7,8 @@ import { ProgressBars } from './progress.js';
 
 export interface TrainCommandOptions {
   config?: string;
+  /** Where the command's own notes go (what was loaded, the summary); default console.log. Step lines print either way. */
+  print?: (line: string) => void;
 }
 
 /** Runs a training job from a config file and overrides; returns the last step's metrics. */
@@ -14,18 +16,19 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
   const { config, addedKeys } = loadConfigWithInfo({ configFile: opts.config, overrides });
   if (addedKeys.length) process.stderr.write(`note: added keys agent-r1 does not read: ${addedKeys.join(', ')}\n`);
   const { trainerFromConfig } = await import('./training-run.js');
+  const print = opts.print ?? ((line: string) => console.log(line));
   const started = performance.now();
   const bars = new ProgressBars();
   let run: Awaited<ReturnType<typeof trainerFromConfig>> | undefined;
   run = await trainerFromConfig(config, {
-    log: (line) => console.log(line),
+    log: print,
     onProgress: (e) => bars.update(e.phase, e.done, e.total, { step: e.step, totalSteps: run?.trainer.totalTrainingSteps }),
     printLine: (line) => bars.log(line),
   });
   try {
     const { trainer } = run;
     const t = trainer.options;
-    console.log(
+    print(
       `train: ${trainer.totalTrainingSteps} steps of ${t.algorithm.advEstimator}, ${t.data.trainBatchSize} prompts x n=${t.rollout.n} per step, ` +
       `flow ${t.rollout.defaultAgentFlow}, responses up to ${t.rollout.sampling.maxTokens} tokens (loaded in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
     );
@@ -37,16 +40,16 @@ export async function runTrain(overrides: readonly string[], opts: TrainCommandO
       throw new UserError(`no step trained: all ${trainer.stepsRun} steps were skipped, with nothing to train on (last: ${trainer.lastSkipReason})`);
     }
     const val = last['val/reward_mean'];
-    console.log(
+    print(
       `done: ${trainer.globalStep} steps in ${seconds.toFixed(1)} s` +
       (last['reward/trajectory_mean'] !== undefined ? `; last batch reward ${last['reward/trajectory_mean'].toFixed(3)}` : '') +
       (val !== undefined ? `; validation reward ${val.toFixed(3)} on ${run.valData.length} rows` : ''),
     );
-    if (trainer.stepsRun > trainer.stepsTrained) console.log(`note: ${trainer.stepsRun - trainer.stepsTrained} of ${trainer.stepsRun} steps were skipped (nothing to train on)`);
-    if (t.trainer.saveFreq > 0) console.log(`checkpoint: ${run.checkpointDir}/global_step_${trainer.globalStep} (actor/ is a Hugging Face model folder)`);
-    console.log(`metrics: ${run.metricsPath}`);
-    if (t.trainer.fileLoggerPath) console.log(`file logger: ${t.trainer.fileLoggerPath}`);
-    if (t.trainer.tensorboardDir) console.log(`tensorboard: ${t.trainer.tensorboardDir} (tensorboard --logdir ${t.trainer.tensorboardDir})`);
+    if (trainer.stepsRun > trainer.stepsTrained) print(`note: ${trainer.stepsRun - trainer.stepsTrained} of ${trainer.stepsRun} steps were skipped (nothing to train on)`);
+    if (t.trainer.saveFreq > 0) print(`checkpoint: ${run.checkpointDir}/global_step_${trainer.globalStep} (actor/ is a Hugging Face model folder)`);
+    print(`metrics: ${run.metricsPath}`);
+    if (t.trainer.fileLoggerPath) print(`file logger: ${t.trainer.fileLoggerPath}`);
+    if (t.trainer.tensorboardDir) print(`tensorboard: ${t.trainer.tensorboardDir} (tensorboard --logdir ${t.trainer.tensorboardDir})`);
     return last;
   } finally {
     run.dispose();
