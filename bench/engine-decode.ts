@@ -15,8 +15,8 @@
 // point, then a table.
 // --reference (single point): transformers' generate on the same shape (bench/engine_decode_reference.py).
 //
-// GPU:   node .devexp/engine-decode.mjs --suite [--block-size 256]   (bundle as bench/model-train.ts says;
-//        256-token blocks are read in place by flash decode, 16-token ones gathered)
+// GPU:   node .devexp/engine-decode.mjs --suite [--block-size 16]   (bundle as bench/model-train.ts says;
+//        the engine's default 256-token blocks are read in place by flash decode, 16-token ones gathered)
 // Smoke: npx tsx bench/engine-decode.ts --device cpu --dtype float32 --layers 2 --hidden 64 --heads 4 --kv-heads 2 \
 //          --head-dim 16 --intermediate 128 --vocab 512 --batch 4 --prompt-len 16 --new-tokens 8 --repeats 1
 import { spawnSync } from 'node:child_process';
@@ -49,12 +49,15 @@ const { values: a } = parseArgs({
     'enforce-eager': { type: 'boolean', default: false },
     // the engine's cache budget (vLLM's gpu_memory_utilization); its blocks and bytes are printed
     'gpu-memory-utilization': { type: 'string', default: '0.5' },
-    // tokens per cache block; flash decode reads blocks of a multiple of 256 in place, smaller ones gathered
-    'block-size': { type: 'string', default: '16' },
+    // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
+    // blocks of a multiple of 256 in place and must gather smaller ones)
+    'block-size': { type: 'string' },
     reference: { type: 'boolean', default: false },
     suite: { type: 'boolean', default: false },
     /** Suite smoke runs: fewer layers for every shape (and the reference). */
     'suite-layers': { type: 'string' },
+    /** A subset of the suite's points, as shape:batch pairs (e.g. 0.6b:64,4b:1). */
+    'suite-points': { type: 'string' },
   },
 });
 const num = (k: keyof typeof a) => Number(a[k]);
@@ -138,7 +141,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     decodeAttention: a['decode-attention'] as DecodeAttention,
     enforceEager: a['enforce-eager'],
     gpuMemoryUtilization: num('gpu-memory-utilization'),
-    blockSize: num('block-size'),
+    blockSize: a['block-size'] ? num('block-size') : undefined,
   });
   torch.manualSeed(0);
   const prompts = torch.scope(() => torch.randint(0, shape.vocab, [batch, promptLen]).toNested() as number[][]);
@@ -203,18 +206,33 @@ if (a.suite) {
     ...SHAPES[name],
     ...(layersOverride ? { layers: layersOverride } : {}),
   });
-  const points: Point[] = [
+  const all: Point[] = [
     { shape: shapeOf('0.6b'), batch: 1, promptLen: 128, newTokens: 256 },
     { shape: shapeOf('0.6b'), batch: 64, promptLen: 128, newTokens: 256 },
     { shape: shapeOf('0.6b'), batch: 256, promptLen: 128, newTokens: 256 },
     { shape: shapeOf('4b'), batch: 1, promptLen: 512, newTokens: 128 },
     { shape: shapeOf('4b'), batch: 64, promptLen: 512, newTokens: 128 },
   ];
+  const wanted = a['suite-points']?.split(',');
+  const points = wanted ? all.filter((p) => wanted.includes(`${p.shape.name}:${p.batch}`)) : all;
+  if (wanted && points.length !== wanted.length)
+    throw new Error(`--suite-points: ${wanted} names points outside ${all.map((p) => `${p.shape.name}:${p.batch}`)}`);
   const bw = copyBandwidth();
   console.log(JSON.stringify({ bench: 'copy-bandwidth', device, bytes_per_s: Math.round(bw) }));
   const ours: Record<string, unknown>[] = [];
   for (const p of points) {
-    const r = await measure(p);
+    // one failing point (say, out of memory) still leaves the others and the reference measured
+    const r: Record<string, unknown> = await measure(p).catch((e: Error) => {
+      console.log(JSON.stringify({ bench: 'engine-decode', shape: p.shape.name, batch: p.batch, error: e.message }));
+      if (cuda) torch.cuda.emptyCache();
+      return {
+        shape: p.shape.name,
+        batch: p.batch,
+        weight_bytes: NaN,
+        avg_kv_bytes_per_seq_step: NaN,
+        error: e.message,
+      };
+    });
     const step = ((r.weight_bytes as number) + p.batch * (r.avg_kv_bytes_per_seq_step as number)) / bw;
     r.roofline_tokens_per_s = Math.round(p.batch / step);
     console.log(JSON.stringify(r));

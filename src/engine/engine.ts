@@ -39,11 +39,18 @@ import type { Tensor } from '../torch/index.js';
 import { AgentR1Error, UserError } from '../errors.js';
 import type { CausalLM } from '../models/causal-lm.js';
 import { PackedBatch } from '../models/packing.js';
-import type { AttentionBackend } from '../models/layers.js';
+import { usesFlashAttention, type AttentionBackend } from '../models/layers.js';
 import type { GenerateResult, Generator, SamplingParams } from './generator.js';
 import { BlockPool } from './block-pool.js';
 import { KVCache, blockBytes, type KVCacheShape } from './kv-cache.js';
-import { decodeStep, generationModel, prefill, type DecodeAttention, type GenerationModel } from './forward.js';
+import {
+  FLASH_PAGED_BLOCK,
+  decodeStep,
+  generationModel,
+  prefill,
+  type DecodeAttention,
+  type GenerationModel,
+} from './forward.js';
 import { isGreedy, samplingTensors, sampleTokens } from './sampling.js';
 import { DecodeGraphs, GraphCaptureError, graphWidth } from './decode-graphs.js';
 import { FusedWeights } from './fused-weights.js';
@@ -70,7 +77,9 @@ export interface EngineOptions {
   /** Forward through stacked copies of the q/k/v and gate/up weights (fewer, larger matmuls; extra
    *  memory of about the attention and MLP weights). Default: on CUDA. */
   fuseWeights?: boolean;
-  /** Token slots per cache block (vLLM's block_size). Default 16. */
+  /** Token slots per cache block (vLLM's block_size). Default: 256 where decode runs as flash attention
+   *  (CUDA, 16-bit: flash reads blocks of a multiple of 256 in place, smaller ones must be gathered
+   *  into a copy every step), else 16. */
   blockSize?: number;
   /**
    * The fraction of the device's memory the engine may hold, its weights and everything else this
@@ -252,7 +261,13 @@ export class Engine implements Generator, Disposable {
     this.maxBatchSize = o.maxBatchSize ?? 64;
     this.maxLength = o.maxLength ?? Math.min(Number(model.config.max_position_embeddings ?? 4096), 4096);
     this.maxPrefillTokens = o.maxPrefillTokens ?? 8192;
-    this.blockSize = o.blockSize ?? 16;
+    const flashDecode = usesFlashAttention(
+      o.decodeAttention ?? 'auto',
+      model.device,
+      model.computeDtype,
+      model.spec.headDim,
+    );
+    this.blockSize = o.blockSize ?? (flashDecode ? FLASH_PAGED_BLOCK : 16);
     for (const [k, v] of [
       ['maxBatchSize', this.maxBatchSize],
       ['maxLength', this.maxLength],
