@@ -5,7 +5,7 @@
 import * as torch from '../torch/index.js';
 import type { Tensor, DType, Device } from '../torch/index.js';
 import { UserError } from '../errors.js';
-import type { AdvantageInput } from './types.js';
+import type { AdvantageInput, SumAcrossRanks } from './types.js';
 import { maskedWhitenWithInfo } from './masked.js';
 
 /** One trajectory: its active rows (mask not empty) ordered by step index. */
@@ -165,26 +165,38 @@ export function broadcastRows(rows: HostRows, perRow: Float64Array): Float64Arra
   return out;
 }
 
-/** Mean and unbiased (N-1) standard deviation of a list; std is NaN for fewer than 2 values. */
-export function meanStd(xs: readonly number[]): { mean: number; std: number } {
-  const n = xs.length;
+/**
+ * Mean and unbiased (N-1) standard deviation of a list; std is NaN for fewer than 2 values. With
+ * `sumAcrossRanks`, of the lists of every rank together (N = `count`, the global number of values).
+ */
+export function meanStd(
+  xs: readonly number[],
+  sumAcrossRanks?: SumAcrossRanks,
+): { mean: number; std: number; count: number } {
   let s = 0;
   for (const x of xs) s += x;
-  const mean = n > 0 ? s / n : 0;
+  const [n, total] = sumAcrossRanks ? sumAcrossRanks([xs.length, s]) : [xs.length, s];
+  const mean = n > 0 ? total / n : 0;
   let ss = 0;
   for (const x of xs) ss += (x - mean) * (x - mean);
-  return { mean, std: n > 1 ? Math.sqrt(ss / (n - 1)) : Number.NaN };
+  const [squares] = sumAcrossRanks ? sumAcrossRanks([ss]) : [ss];
+  return { mean, std: n > 1 ? Math.sqrt(squares / (n - 1)) : Number.NaN, count: n };
 }
 
 /**
  * `maskedWhiten` (masked.ts, the one implementation) over a (B, L) host array with the batch's
- * mask, computed in float64 on the CPU. Returns the whitened values and whether N <= 1.
+ * mask, computed in float64 on the CPU (over every rank's rows with `sumAcrossRanks`). Returns the
+ * whitened values and whether N <= 1.
  */
-export function whitenHost(rows: HostRows, data: Float64Array): { whitened: Float64Array; degenerate: boolean } {
+export function whitenHost(
+  rows: HostRows,
+  data: Float64Array,
+  sumAcrossRanks?: SumAcrossRanks,
+): { whitened: Float64Array; degenerate: boolean } {
   return torch.scope(() => {
     const x = float64Tensor(data, [rows.B, rows.L]);
     const m = float64Tensor(rows.mask, [rows.B, rows.L]);
-    const { whitened, degenerate } = maskedWhitenWithInfo(x, m);
+    const { whitened, degenerate } = maskedWhitenWithInfo(x, m, sumAcrossRanks);
     return { whitened: whitened.toTypedArray() as Float64Array, degenerate };
   });
 }

@@ -14,6 +14,7 @@ export type {
   PolicyLossConfig,
   PolicyLossInput,
   PolicyLossOutput,
+  SumAcrossRanks,
 } from './types.js';
 export { Registry } from '../registry.js';
 export {

@@ -2,6 +2,7 @@
 // ALGORITHMS.md's "ours" edge-case rules.
 import * as torch from '../torch/index.js';
 import type { Tensor } from '../torch/index.js';
+import type { SumAcrossRanks } from './types.js';
 
 /** sum(x * m) over `dim` (all elements when omitted). x, m: same shape (or broadcastable). */
 export function maskedSum(x: Tensor, mask: Tensor, dim?: number): Tensor {
@@ -30,18 +31,25 @@ export function maskedVar(x: Tensor, mask: Tensor, unbiased = true): Tensor {
   });
 }
 
-/** `maskedWhiten` with the count of valid elements N and whether the N <= 1 rule applied. */
+/**
+ * `maskedWhiten` with the count of valid elements N and whether the N <= 1 rule applied. With
+ * `sumAcrossRanks` the sums behind N, the mean and the variance are taken over every rank's
+ * x and m (the global batch's statistics); each rank whitens its own elements with them.
+ */
 export function maskedWhitenWithInfo(
   x: Tensor,
   mask: Tensor,
+  sumAcrossRanks?: SumAcrossRanks,
 ): { whitened: Tensor; count: number; degenerate: boolean } {
+  const across = sumAcrossRanks ?? ((v: readonly number[]) => [...v]);
   return torch.scope(() => {
-    const count = mask.sum().item();
-    const mu = maskedMean(x, mask);
-    const centered = x.sub(mu);
+    const [count, total] = across([mask.sum().item(), x.mul(mask).sum().item()]);
+    const centered = x.sub(total / (count + 1e-8));
+    // every rank reaches this with the same count, so all take the same branch (and collectives)
     if (count <= 1) return { whitened: centered.mul(mask), count, degenerate: true };
-    const variance = maskedMean(centered.square(), mask).mul(count / (count - 1));
-    return { whitened: centered.mul(variance.add(1e-8).rsqrt()).mul(mask), count, degenerate: false };
+    const [squares] = across([centered.square().mul(mask).sum().item()]);
+    const variance = (squares / (count + 1e-8)) * (count / (count - 1));
+    return { whitened: centered.mul(1 / Math.sqrt(variance + 1e-8)).mul(mask), count, degenerate: false };
   });
 }
 

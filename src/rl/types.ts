@@ -27,7 +27,17 @@ export interface AdvantageInput {
   values?: Tensor;
   /** (B) the env's anchor observation per step, compared by exact structural equality (`gigpo`). */
   anchors?: readonly unknown[];
+  /**
+   * Under data parallelism, sums numbers over every rank's batch (each rank holds its share of the
+   * rows): the estimators' batch-wide statistics (whitening's mean and std) are then the global
+   * batch's, so N ranks give what one process on the combined batch gives. Group statistics (GRPO,
+   * RLOO, GiGPO) stay local: a prompt's group is rolled out on one rank. Omitted: this batch alone.
+   */
+  sumAcrossRanks?: SumAcrossRanks;
 }
+
+/** Sums each of a few numbers over the data-parallel ranks (every rank calls it, in the same order). */
+export type SumAcrossRanks = (values: readonly number[]) => number[];
 
 /** GiGPO's options (verl-agent's `algorithm.gigpo.*`). */
 export interface GigpoConfig {

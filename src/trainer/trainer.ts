@@ -494,6 +494,8 @@ export class Trainer implements Disposable {
             values,
             anchors: rows.anchors,
             host: hostRewards,
+            // whitening (gae, token_gae, reinforce_plus_plus) over the global batch, not this rank's share
+            ...(this.components.dataParallel ? { sumAcrossRanks: (v) => this.components.dataParallel!.sum(v) } : {}),
           },
           o.algorithm,
         ),

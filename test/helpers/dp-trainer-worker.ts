@@ -1,6 +1,7 @@
-// One process of the data-parallel trainer test: a tiny policy trains one GRPO step of the
-// first-token task on a scripted (deterministic) generator, alone on the whole batch or, with the
-// torchrun variables set, as one Gloo rank on its share; its parameters go to $OUT (safetensors).
+// One process of the data-parallel trainer test: a tiny policy trains one step of the first-token
+// task on a scripted (deterministic) generator, alone on the whole batch or, with the torchrun
+// variables set, as one Gloo rank on its share; its parameters (and the critic's, `critic.` before
+// their names, for gae) go to $OUT (safetensors). $ADV picks the estimator (default grpo).
 import * as torch from '../../src/torch/index.js';
 import { DataParallel, Trainer } from '../../src/trainer/index.js';
 import { firstTokenSamples, ScriptedPolicy } from '../../src/testing/index.js';
@@ -17,10 +18,14 @@ const generator = new ScriptedPolicy((promptIds) => {
   calls.set(key, k + 1);
   return [3 + ((k + promptIds.length) % 4), 2];
 });
+const advEstimator = process.env.ADV ?? 'grpo';
 const policy = tinyPolicy({ seed: 1, dtype: 'float64' });
+const critic =
+  advEstimator === 'gae' ? tinyPolicy({ seed: 5, dtype: 'float64', valueHead: true, lmHead: false }) : undefined;
 const trainer = new Trainer(
   {
     policy,
+    critic,
     generator,
     tokenizer,
     trainData: firstTokenSamples(8, { target: 4, prompts: [[5, 6], [7, 8, 9], [10], [11, 12, 13, 14]] }),
@@ -34,18 +39,24 @@ const trainer = new Trainer(
       ppoMiniBatchSize: Number(process.env.MINI ?? 4),
       lossAggMode: (process.env.AGG ?? 'token-mean') as 'token-mean',
     },
-    algorithm: { advEstimator: 'grpo' },
+    critic: { optim: { lr: 5e-2, weightDecay: 0 } },
+    algorithm: { advEstimator },
     trainer: { console: false, totalTrainingSteps: 1, rlDtype: 'float64' },
   },
 );
 const metrics = await trainer.fit();
-torch.writeSafetensors(process.env.OUT!, new Map(policy.namedParameters()));
+const params = new Map(policy.namedParameters());
+for (const [name, p] of critic?.namedParameters() ?? []) params.set(`critic.${name}`, p);
+torch.writeSafetensors(process.env.OUT!, params);
 console.log(
   JSON.stringify({
     rank: group?.rank ?? -1,
+    // the dataset rows this process rolled out at step 0 (each with its n samples: a whole group)
+    batch: trainer.batchAt(0).map((s) => (s.extra_info as { index: number }).index),
     pgLoss: metrics['actor/pg_loss'],
     steps: metrics['actor/optimizer_steps'],
   }),
 );
 trainer.dispose();
+critic?.dispose();
 group?.destroy();

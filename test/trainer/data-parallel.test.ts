@@ -1,6 +1,7 @@
 // Data-parallel training over c10d (Gloo): two processes, each on half of the prompts, end a GRPO
 // step with the same parameters as one process on the whole batch (float64: to 1e-9), for each
-// loss aggregation; and the two ranks hold identical weights.
+// loss aggregation, and for the estimators that whiten over the batch (REINFORCE++, GAE with its
+// critic); the two ranks hold identical weights.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,6 +32,7 @@ function run(env: Record<string, string>): Promise<string> {
   );
 }
 
+/** Max |a - b| over the tensors `a` holds (b may hold more: a critic's). */
 function maxDiff(a: string, b: string): number {
   const x = torch.readSafetensors(a);
   const y = torch.readSafetensors(b);
@@ -44,6 +46,33 @@ function maxDiff(a: string, b: string): number {
   return d;
 }
 
+/** The single process's and both ranks' parameters after one step (written under `dir`), and what each printed. */
+async function singleAndRanks(name: string, env: Record<string, string>) {
+  const single = join(dir, `single-${name}.safetensors`);
+  const singleOut = JSON.parse(await run({ ...env, OUT: single }));
+  const port = String(await freePort());
+  const ranks = [0, 1].map((r) => ({
+    ...env,
+    RANK: String(r),
+    WORLD_SIZE: '2',
+    MASTER_ADDR: '127.0.0.1',
+    MASTER_PORT: port,
+    OUT: join(dir, `rank${r}-${name}.safetensors`),
+  }));
+  const rankOuts = (await Promise.all(ranks.map(run))).map((o) => JSON.parse(o));
+  return { single, singleOut, ranks: ranks.map((r) => r.OUT), rankOuts };
+}
+
+/** The tiny policy's parameters before any update, for "the step moved the weights". */
+async function initialParams(): Promise<string> {
+  const init = join(dir, 'init.safetensors');
+  const { tinyPolicy } = await import('./helpers.js');
+  const p = tinyPolicy({ seed: 1, dtype: 'float64' });
+  torch.writeSafetensors(init, new Map(p.namedParameters()));
+  p.dispose();
+  return init;
+}
+
 describe('data-parallel training (2 Gloo ranks)', () => {
   for (const [agg, mini] of [
     ['token-mean', '4'],
@@ -51,29 +80,28 @@ describe('data-parallel training (2 Gloo ranks)', () => {
     ['seq-mean-token-sum-norm', '4'],
   ] as const) {
     it(`equals one process on the whole batch (${agg}, ppo_mini_batch_size ${mini})`, async () => {
-      const base = { AGG: agg, MINI: mini };
-      const single = join(dir, `single-${agg}.safetensors`);
-      await run({ ...base, OUT: single });
-      const port = String(await freePort());
-      const ranks = [0, 1].map((r) => ({
-        ...base,
-        RANK: String(r),
-        WORLD_SIZE: '2',
-        MASTER_ADDR: '127.0.0.1',
-        MASTER_PORT: port,
-        OUT: join(dir, `rank${r}-${agg}.safetensors`),
-      }));
-      await Promise.all(ranks.map(run));
-      assert.equal(maxDiff(ranks[0].OUT, ranks[1].OUT), 0, 'both ranks hold the same weights');
-      const d = maxDiff(single, ranks[0].OUT);
+      const { single, singleOut, ranks, rankOuts } = await singleAndRanks(agg, { AGG: agg, MINI: mini });
+      assert.equal(maxDiff(ranks[0], ranks[1]), 0, 'both ranks hold the same weights');
+      const d = maxDiff(single, ranks[0]);
       assert.ok(d < 1e-9, `2 ranks vs 1 process: max |diff| ${d}`);
       // and the step moved the weights (the comparison is not of two untouched models)
-      const init = join(dir, 'init.safetensors');
-      const { tinyPolicy } = await import('./helpers.js');
-      const p = tinyPolicy({ seed: 1, dtype: 'float64' });
-      torch.writeSafetensors(init, new Map(p.namedParameters()));
-      p.dispose();
-      assert.ok(maxDiff(init, single) > 1e-4, 'the update changed the weights');
+      assert.ok(maxDiff(await initialParams(), single) > 1e-4, 'the update changed the weights');
+      // GRPO's groups are per prompt: each rank rolls out whole prompts (n samples each), its
+      // consecutive share of the batch, so no group spans ranks and group statistics stay local
+      assert.deepEqual(rankOuts[0].batch.concat(rankOuts[1].batch), singleOut.batch);
+      assert.equal(rankOuts[0].batch.length, singleOut.batch.length / 2);
+    });
+  }
+
+  // Batch whitening (REINFORCE++ over action tokens; step-level GAE over rows, with the critic)
+  // takes the mean and std of every rank's rows: per-rank statistics would differ from the batch's.
+  for (const adv of ['reinforce_plus_plus', 'gae'] as const) {
+    it(`whitens advantages over the global batch (${adv}): 2 ranks equal one process, actor and critic`, async () => {
+      const { single, ranks } = await singleAndRanks(adv, { ADV: adv });
+      assert.equal(maxDiff(ranks[0], ranks[1]), 0, 'both ranks hold the same weights');
+      const d = maxDiff(single, ranks[0]);
+      assert.ok(d < 1e-9, `2 ranks vs 1 process: max |diff| ${d}`);
+      assert.ok(maxDiff(await initialParams(), single) > 1e-4, 'the update changed the weights');
     });
   }
 });

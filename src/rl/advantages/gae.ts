@@ -7,7 +7,7 @@ import type { AdvantageConfig, AdvantageInput, AdvantageOutput } from '../types.
  * Step-level GAE. Per row i: step reward R_i = sum_j r*m, step value v_i = V[i, 0] (the critic
  * at the last prompt token). Per trajectory, steps from last to first: delta_t = R_t +
  * gamma*v_{t+1} - v_t (v_T = 0: the last step is terminal), A_t = delta_t + gamma*lam*A_{t+1};
- * G_t = A_t + v_t. A is whitened over the batch's active rows, (A - mean)/(std + 1e-8) with the
+ * G_t = A_t + v_t. A is whitened over the batch's active rows (every rank's: `sumAcrossRanks`), (A - mean)/(std + 1e-8) with the
  * unbiased std (one active row: A - mean, unscaled, metric `gae/whiten_degenerate`).
  *
  * Shapes: tokenLevelRewards, responseMask, values (B, L) -> advantages = A_i*m, returns = G_i*m (B, L).
@@ -37,8 +37,9 @@ export function stepGae(input: AdvantageInput, config: AdvantageConfig): Advanta
   }
   const activeAdv: number[] = [];
   for (let i = 0; i < rows.B; i++) if (rows.active[i]) activeAdv.push(adv[i]);
-  const { mean, std } = meanStd(activeAdv);
-  const degenerate = activeAdv.length <= 1;
+  // over the global batch's active rows under data parallelism
+  const { mean, std, count } = meanStd(activeAdv, input.sumAcrossRanks);
+  const degenerate = count <= 1;
   for (let i = 0; i < rows.B; i++) {
     if (rows.active[i]) adv[i] = degenerate ? adv[i] - mean : (adv[i] - mean) / (std + 1e-8);
   }

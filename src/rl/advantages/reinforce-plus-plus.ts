@@ -22,7 +22,7 @@ export function reinforcePlusPlus(input: AdvantageInput, config: AdvantageConfig
       run *= mask[i * L + j];
     }
   }
-  const { whitened, degenerate } = whitenHost(rows, ret);
+  const { whitened, degenerate } = whitenHost(rows, ret, input.sumAcrossRanks);
   for (let k = 0; k < ret.length; k++) ret[k] *= mask[k];
   return {
     advantages: fromHost(rows, whitened),
@@ -47,7 +47,7 @@ export function reinforcePlusPlusBaseline(input: AdvantageInput, _config: Advant
     if (trajs.length === 1) singletons++;
     for (const traj of trajs) for (const i of traj.rows) perRow[i] = traj.total - mean;
   }
-  const { whitened, degenerate } = whitenHost(rows, broadcastRows(rows, perRow));
+  const { whitened, degenerate } = whitenHost(rows, broadcastRows(rows, perRow), input.sumAcrossRanks);
   const advantages = fromHost(rows, whitened);
   return {
     advantages,

@@ -40,7 +40,7 @@ export function tokenGae(input: AdvantageInput, config: AdvantageConfig): Advant
       }
     }
   }
-  const { whitened, degenerate } = whitenHost(rows, raw);
+  const { whitened, degenerate } = whitenHost(rows, raw, input.sumAcrossRanks);
   return {
     advantages: fromHost(rows, whitened),
     returns: fromHost(rows, ret),
