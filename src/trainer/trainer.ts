@@ -291,7 +291,11 @@ export class Trainer implements Disposable {
     return last;
   }
 
-  /** The dataset rows of training step `step` (this rank's share of them, with data parallelism). */
+  /**
+   * The dataset rows of training step `step` (this rank's share of them, with data parallelism: its
+   * consecutive slice of whole prompts). Every rank's data position is a function of the step alone,
+   * so a checkpoint's globalStep is all a resume with any number of ranks needs.
+   */
   batchAt(step: number): AgentSample[] {
     let indices = this.schedule.batch(step).indices;
     const dp = this.components.dataParallel;
@@ -396,9 +400,12 @@ export class Trainer implements Disposable {
     const last = this.globalStep >= this.totalTrainingSteps;
     if (t.testFreq > 0 && this.components.valData?.length && (this.globalStep % t.testFreq === 0 || last))
       Object.assign(metrics, await this.validate());
-    if (t.saveFreq > 0 && (this.globalStep % t.saveFreq === 0 || last) && this.leads) this.saveCheckpoint();
     metrics['timing_s/step'] = (performance.now() - started) / 1000;
+    // The step's metrics line goes before its checkpoint: a run killed between the two resumes from
+    // the previous checkpoint and cuts this line (cutAfter); the other order could leave a
+    // checkpoint whose step has no line, which a resume would never write.
     this.log.write(this.globalStep, metrics, skipNote);
+    if (t.saveFreq > 0 && (this.globalStep % t.saveFreq === 0 || last) && this.leads) this.saveCheckpoint();
     this.components.onMetrics?.(this.globalStep, metrics);
     return metrics;
   }
