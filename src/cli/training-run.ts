@@ -12,7 +12,7 @@ import { launchEnv, ProcessGroup } from '../torch/index.js';
 import type { Device } from '../torch/index.js';
 import { loadCausalLM, Tokenizer, type CausalLM, type ModelOptions } from '../models/index.js';
 import { Engine } from '../engine/index.js';
-import { rolloutServers } from './rollout-servers.js';
+import { ROLLOUT_SERVER_LABELS, type RolloutServerApi, rolloutServers } from './rollout-servers.js';
 import {
   ConfigError,
   criticEnabled,
@@ -60,7 +60,7 @@ export interface TrainingRunOptions {
 export interface TrainingRun extends Disposable {
   trainer: Trainer;
   policy: CausalLM;
-  /** The in-process engine; undefined when the rollout runs on servers (`rollout.name=sglang`). */
+  /** The in-process engine; undefined when the rollout runs on servers (`rollout.name=vllm|sglang`). */
   engine?: Engine;
   tokenizer: Tokenizer;
   reference?: CausalLM;
@@ -301,10 +301,14 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     const input = toTrainerOptionsInput(cfg);
     if (rewardFunction) input.rollout = { ...input.rollout, rewardFunction };
     const checkpointDir = input.trainer!.defaultLocalDir!;
-    // rollout.name=sglang: generate on the servers and push weights to them; else the in-process engine
-    const servers = r.name === 'sglang' ? rolloutServers(r.server_urls, checkpointDir, log) : undefined;
+    // rollout.name=vllm|sglang (checked at load): generate on the servers and push weights to them; else the in-process engine
+    const api = r.name as RolloutServerApi | null;
+    const servers = api ? rolloutServers(api, r.server_urls, checkpointDir, log) : undefined;
     let engine: Engine | undefined;
-    if (servers) log(`rollout: on ${r.server_urls.length} SGLang-API server(s): ${r.server_urls.join(', ')}`);
+    if (api)
+      log(
+        `rollout: on ${r.server_urls.length} ${ROLLOUT_SERVER_LABELS[api]}-API server(s): ${r.server_urls.join(', ')}`,
+      );
     else {
       engine = new Engine(policy, {
         maxBatchSize: r.max_num_seqs,

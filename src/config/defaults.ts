@@ -164,11 +164,13 @@ actor_rollout_ref:
       forward_prefetch: false
       model_dtype: fp32
   rollout:
-    # null: the in-process engine. sglang: the SGLang servers at server_urls (agent-r1 serve speaks the same API);
-    # the trainer pushes its weights to them after every update (update_weights_from_disk). verl: vllm, sglang, hf
+    # null: the in-process engine. vllm / sglang: the servers at server_urls, spoken to through that API (agent-r1
+    # serve speaks both); the trainer pushes its weights to them after every update (vLLM: /collective_rpc
+    # reload_weights, which needs VLLM_SERVER_DEV_MODE=1; SGLang: update_weights_from_disk). verl: vllm, sglang, hf
     name: null
-    # ours: the rollout servers' roots for name=sglang, e.g. [http://10.0.0.5:30000, http://10.0.0.6:30000];
-    # requests are balanced across them, one trajectory's steps stay on one server (prefix cache)
+    # ours: the rollout servers' roots for name=vllm|sglang, e.g. [http://10.0.0.5:8000, http://10.0.0.6:8000];
+    # requests are balanced across them, one trajectory's steps stay on one server (prefix cache); a server that
+    # stays down is skipped (rollout/servers_down) and the run goes on with the others
     server_urls: []
     # machinery: agent flows always run asynchronously
     mode: async

@@ -283,17 +283,12 @@ export const LIMITS: readonly Limit[] = [
     check: (cfg) => {
       const name = configAt(cfg, 'actor_rollout_ref.rollout.name');
       const urls = (configAt(cfg, 'actor_rollout_ref.rollout.server_urls') ?? []) as unknown[];
-      if (name === 'vllm')
-        return (
-          'actor_rollout_ref.rollout.name=vllm is not supported yet: vLLM takes new weights only through its NCCL ' +
-          'weight-transfer API, which agent-r1 does not speak yet; serve the model with SGLang (or agent-r1 serve) and set name=sglang'
-        );
-      if (name !== null && name !== 'sglang')
-        return `actor_rollout_ref.rollout.name=${show(name)} is not supported: use null (the in-process engine) or sglang (servers at server_urls)`;
-      if (name === 'sglang' && urls.length === 0)
-        return 'actor_rollout_ref.rollout.name=sglang needs the servers: set actor_rollout_ref.rollout.server_urls=[http://host:port,...]';
+      if (name !== null && name !== 'vllm' && name !== 'sglang')
+        return `actor_rollout_ref.rollout.name=${show(name)} is not supported: use null (the in-process engine), vllm or sglang (servers at server_urls)`;
+      if (name !== null && urls.length === 0)
+        return `actor_rollout_ref.rollout.name=${name} needs the servers: set actor_rollout_ref.rollout.server_urls=[http://host:port,...]`;
       if (name === null && urls.length > 0)
-        return 'actor_rollout_ref.rollout.server_urls is set but rollout.name is null (the in-process engine); set actor_rollout_ref.rollout.name=sglang to roll out on those servers';
+        return 'actor_rollout_ref.rollout.server_urls is set but rollout.name is null (the in-process engine); set actor_rollout_ref.rollout.name=vllm or sglang (the API those servers speak) to roll out on them';
       return undefined;
     },
     example: ['actor_rollout_ref.rollout.name=vllm'],

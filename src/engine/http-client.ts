@@ -138,13 +138,14 @@ export class JsonHttpClient {
         throw new RetryableError(`HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`, res.status);
       return json;
     }
-    const err = json as { error?: { message?: string } | string; message?: string } | undefined;
+    // OpenAI's { error: { message } } or { error }, SGLang's { message }, FastAPI's { detail } (vLLM's admin routes)
+    const err = json as { error?: { message?: string } | string; message?: string; detail?: unknown } | undefined;
     const message =
       typeof err?.error === 'object'
         ? err.error.message
         : typeof err?.error === 'string'
           ? err.error
-          : (err?.message ?? text.slice(0, 500));
+          : (err?.message ?? (typeof err?.detail === 'string' ? err.detail : text.slice(0, 500)));
     const why = `HTTP ${res.status}: ${message}`;
     if (res.status === 408 || res.status === 429 || res.status >= 500) throw new RetryableError(why, res.status);
     throw new RemoteGeneratorError(`${method} ${this.root}${path} failed: ${why}`, res.status, 1);

@@ -51,5 +51,6 @@ export {
 export { RemoteGenerator, RemoteGeneratorError, tokenIdsOfChoice, type RemoteGeneratorOptions } from './remote.js';
 export { JsonHttpClient, type HttpClientOptions } from './http-client.js';
 export { SglangGenerator, type SglangGeneratorOptions } from './sglang.js';
+export { VllmGenerator } from './vllm.js';
 export { GeneratorRouter, type RoutedServer, type RouterStats } from './router.js';
 export type { GenerateOptions, GenerateResult, Generator, SamplingParams } from './generator.js';

@@ -80,6 +80,7 @@ export class RemoteGenerator implements Generator {
       ...(s.stopTokenIds?.length ? { stop_token_ids: s.stopTokenIds } : {}),
       ...(s.stop?.length ? { stop: s.stop } : {}),
       ...(s.seed !== undefined ? { seed: s.seed } : {}),
+      ...(s.ignoreEos ? { ignore_eos: true } : {}), // one of vLLM's extra sampling fields
       logprobs: 0,
       return_tokens_as_token_ids: true,
       return_token_ids: true,

@@ -1,13 +1,17 @@
 // An OpenAI-compatible HTTP server over any Generator (node:http, no framework): POST
-// /v1/completions with `prompt` as token ids, GET /v1/models, GET /health; and SGLang's native
-// POST /generate (input_ids in, output_token_logprobs out) and POST /update_weights_from_disk, so
-// a trainer drives this server exactly as it drives SGLang (sglang.ts). Responses follow vLLM's
+// /v1/completions with `prompt` as token ids, GET /v1/models, GET /health; vLLM's dev-mode weight
+// reload, POST /collective_rpc with method 'reload_weights' and POST /reset_prefix_cache; and
+// SGLang's native POST /generate (input_ids in, output_token_logprobs out) and POST
+// /update_weights_from_disk, so a trainer drives this server exactly as it drives vLLM (vllm.ts)
+// or SGLang (sglang.ts). Responses follow vLLM's
 // completions API: `choices[i].token_ids` (with `return_token_ids`), `logprobs.tokens` as
 // 'token_id:N' (with `return_tokens_as_token_ids`, or always when the server has no tokenizer),
 // `logprobs.token_logprobs`; errors as OpenAI error JSON { error: { message, type, param, code } }.
 //
 // Differences from vLLM, on purpose: prompts must be token ids (no text prompts); `stream` is not
-// supported; `logprobs: k` returns only the chosen token in `top_logprobs` (no alternatives).
+// supported; `logprobs: k` returns only the chosen token in `top_logprobs` (no alternatives);
+// /collective_rpc runs only reload_weights, needs its `weights_path`, and answers a folder that
+// does not load with 400 and the reason (vLLM: 500).
 //
 // Limits: a request of more than `maxSequencesPerRequest` sequences (prompts x n) is refused with
 // 400; one that would bring the queued tokens (prompt + max_tokens of every request not yet
@@ -36,8 +40,8 @@ export interface ServerOptions {
   /** Most tokens (prompt + max_tokens) queued over all unanswered requests; more answers 429. Default 4M. */
   maxQueuedTokens?: number;
   /**
-   * Loads the weights saved in a folder into the served model (POST /update_weights_from_disk).
-   * Without it that route answers 400.
+   * Loads the weights saved in a folder into the served model (POST /update_weights_from_disk, and
+   * /collective_rpc's reload_weights). Without it those routes answer 400.
    */
   updateWeights?: (modelPath: string) => void | Promise<void>;
   /** The weight version answered before any update (SGLang's default name). Default 'default'. */
@@ -129,6 +133,7 @@ function readSampling(
   if (stop.length) sampling.stop = stop as string[];
   const seed = num(names.seed, Number.isInteger, 'an integer');
   if (seed !== undefined) sampling.seed = seed;
+  if (fields.ignore_eos === true) sampling.ignoreEos = true;
   return { sampling, num };
 }
 
@@ -202,7 +207,6 @@ export function parseGenerateRequest(body: unknown): GenerateJob {
     maxTokensDefault: 128,
     seed: 'sampling_seed',
   });
-  if (sp.ignore_eos === true) sampling.ignoreEos = true;
   return { prompts, batched, sampling, returnLogprob: b.return_logprob === true };
 }
 
@@ -327,21 +331,49 @@ export async function serve(generator: Generator, o: ServerOptions = {}): Promis
     send(res, 200, job.batched ? answers : answers[0]);
   }
 
+  /** Loads the weights in `path` for either API's update route; resolves to the reason when they do not load. */
+  async function loadWeights(path: string): Promise<string | undefined> {
+    if (!o.updateWeights) throw new HttpError(400, 'this server was started without a way to load weights');
+    try {
+      await o.updateWeights(path);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+
   async function updateWeightsFromDisk(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = (await readJson(req)) as Record<string, unknown> | null;
     const path = body?.model_path;
     if (typeof path !== 'string' || path === '')
       throw new HttpError(400, "'model_path' is required: the folder to load the weights from", 'model_path');
-    if (!o.updateWeights) throw new HttpError(400, 'this server was started without a way to load weights');
-    try {
-      await o.updateWeights(path);
-    } catch (e) {
-      send(res, 400, { success: false, message: (e as Error).message });
+    const failed = await loadWeights(path);
+    if (failed !== undefined) {
+      send(res, 400, { success: false, message: failed });
       return;
     }
     const version = body?.weight_version;
     if (typeof version === 'string' || typeof version === 'number') weightVersion = String(version);
     send(res, 200, { success: true, message: `loaded the weights in ${path}`, weight_version: weightVersion });
+  }
+
+  /** vLLM's dev-mode POST /collective_rpc, for the one method a trainer calls: reload_weights(weights_path). */
+  async function collectiveRpc(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = (await readJson(req)) as Record<string, unknown> | null;
+    if (body?.method !== 'reload_weights')
+      throw new HttpError(
+        400,
+        `'method' ${JSON.stringify(body?.method)} is not run by this server; it runs only 'reload_weights'`,
+        'method',
+      );
+    const kwargs = (body.kwargs ?? {}) as Record<string, unknown>;
+    const path = kwargs.weights_path;
+    if (typeof path !== 'string' || path === '')
+      throw new HttpError(400, "'kwargs.weights_path' is required: the folder to load the weights from", 'kwargs');
+    const failed = await loadWeights(path);
+    if (failed !== undefined) throw new HttpError(400, `reload_weights(${path}) failed: ${failed}`);
+    // one result per worker, as vLLM answers; reload_weights returns nothing
+    send(res, 200, { results: [null] });
   }
 
   const tokenText = (id: number, asIds: boolean): string =>
@@ -428,12 +460,19 @@ export async function serve(generator: Generator, o: ServerOptions = {}): Promis
       } else if (path === '/update_weights_from_disk') {
         if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${path}; use POST`);
         await updateWeightsFromDisk(req, res);
+      } else if (path === '/collective_rpc') {
+        if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${path}; use POST`);
+        await collectiveRpc(req, res);
+      } else if (path === '/reset_prefix_cache') {
+        if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${path}; use POST`);
+        // the engine shares prefixes only within one request, so nothing outlives a weight update
+        res.writeHead(200).end();
       } else if (path === '/health') {
         send(res, 200, {});
       } else {
         throw new HttpError(
           404,
-          `no route ${req.method} ${path}; this server has /v1/completions, /v1/models, /generate, /update_weights_from_disk and /health`,
+          `no route ${req.method} ${path}; this server has /v1/completions, /v1/models, /generate, /update_weights_from_disk, /collective_rpc, /reset_prefix_cache and /health`,
         );
       }
     } catch (e) {

@@ -1,0 +1,141 @@
+// Rollout on servers through vLLM's API: `agent-r1 serve` answers vLLM's
+// completions and its dev-mode weight reload (POST /collective_rpc reload_weights, then
+// /reset_prefix_cache); VllmGenerator gets the engine's own greedy ids through it, honours
+// per-request seeds, and a reload changes what it generates; `agent-r1 train` with
+// rollout.name=vllm trains 2 steps on a served model whose weights then equal the trainer's.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as torch from '../../src/torch/index.js';
+import { loadCausalLM } from '../../src/models/index.js';
+import { Engine, VllmGenerator } from '../../src/engine/index.js';
+import { startServing, type ServingModel } from '../../src/cli/serve.js';
+import { trainerFromConfig } from '../../src/cli/training-run.js';
+import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
+import { assertServerHoldsTrainerWeights, dumpedPolicyVersions, remoteTrainConfig } from '../helpers/remote-train.js';
+
+torch.setNumThreads(1);
+
+let dir: string;
+let modelA: string;
+let modelB: string;
+let server: ServingModel;
+const greedy = { maxTokens: 6, temperature: 0, ignoreEos: true };
+const prompt = [9707, 11, 1879, 0, 3555];
+const serverRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agent-r1-vllm-'));
+  modelA = writeTinyQwen3(join(dir, 'a'), { hidden: 32, seed: 0 });
+  modelB = writeTinyQwen3(join(dir, 'b'), { hidden: 32, seed: 1 });
+  server = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 8, maxModelLen: 1100 });
+});
+after(async () => {
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The ids an in-process engine over `modelDir` generates greedily for `prompt`. */
+async function engineIds(modelDir: string): Promise<number[]> {
+  const model = loadCausalLM(modelDir, { device: 'cpu' });
+  const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64 });
+  try {
+    return (await engine.generate(prompt, greedy)).tokenIds;
+  } finally {
+    engine.dispose();
+    model.dispose();
+  }
+}
+
+describe('agent-r1 serve over the vLLM API', () => {
+  it('generates the engine’s greedy ids with logprobs, then the new model’s after reload_weights', async () => {
+    const client = new VllmGenerator({ baseUrl: server.url, maxRetries: 0 });
+    assert.equal(client.serverRoot, serverRoot(server));
+    const expectedA = await engineIds(modelA);
+    const expectedB = await engineIds(modelB);
+    assert.notDeepEqual(expectedA, expectedB, 'the two random models must differ for this test to mean anything');
+    const first = await client.generate(prompt, greedy);
+    assert.deepEqual(first.tokenIds, expectedA);
+    assert.equal(first.logprobs?.length, expectedA.length);
+    assert.ok(first.logprobs!.every((x) => Number.isFinite(x) && x <= 0));
+    await client.reloadWeights(modelB);
+    assert.deepEqual((await client.generate(prompt, greedy)).tokenIds, expectedB);
+    await client.reloadWeights(modelA);
+    assert.deepEqual((await client.generate(prompt, greedy)).tokenIds, expectedA);
+  });
+
+  it('a folder that does not load is refused with the reason, and the old weights stay', async () => {
+    const client = new VllmGenerator({ baseUrl: server.url, maxRetries: 0 });
+    await assert.rejects(
+      client.reloadWeights(join(dir, 'nowhere')),
+      /collective_rpc failed: HTTP 400: reload_weights\(.*nowhere\) failed: no config.json in model folder/,
+    );
+    assert.deepEqual((await client.generate(prompt, greedy)).tokenIds, await engineIds(modelA));
+    const other = await fetch(`${serverRoot(server)}/collective_rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ method: 'sleep' }),
+    });
+    assert.equal(other.status, 400);
+    assert.match(((await other.json()) as { error: { message: string } }).error.message, /runs only 'reload_weights'/);
+  });
+
+  it('honours per-request seeds: the same seed gives the same tokens, other seeds others', async () => {
+    const client = new VllmGenerator({ baseUrl: server.url, maxRetries: 0 });
+    const sampled = (seed: number) =>
+      client.generate(prompt, { maxTokens: 8, temperature: 1, ignoreEos: true, seed }).then((r) => r.tokenIds);
+    const a = await sampled(11);
+    assert.equal(a.length, 8);
+    assert.deepEqual(await sampled(11), a);
+    const others = await Promise.all([12, 13, 14].map(sampled));
+    assert.ok(
+      others.some((o) => o.join() !== a.join()),
+      'a random model sampled at temperature 1 differs across seeds',
+    );
+  });
+
+  it('says to start vLLM in dev mode when the reload route is missing', async () => {
+    // a server without the dev-mode routes, as `vllm serve` without VLLM_SERVER_DEV_MODE=1 answers them
+    const plain = createServer((_req, res) =>
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}'),
+    );
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    try {
+      const client = new VllmGenerator({ baseUrl: `http://127.0.0.1:${(plain.address() as AddressInfo).port}` });
+      await assert.rejects(client.reloadWeights(modelB), /HTTP 404: Not Found.*VLLM_SERVER_DEV_MODE=1/);
+    } finally {
+      plain.close();
+    }
+  });
+});
+
+describe('agent-r1 train with rollout.name=vllm', () => {
+  it('trains 2 steps on a served model; afterwards the server holds the trainer’s weights', async () => {
+    const served = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
+    const runDir = mkdtempSync(join(dir, 'train-'));
+    try {
+      const cfg = remoteTrainConfig({ dir: runDir, modelDir: modelA, api: 'vllm', urls: [served.url] });
+      const lines: string[] = [];
+      const run = await trainerFromConfig(cfg, { log: (l) => lines.push(l) });
+      try {
+        assert.equal(run.engine, undefined, 'no in-process engine when the rollout runs on servers');
+        assert.ok(lines.some((l) => l.includes('rollout: on 1 vLLM-API server(s)')));
+        const last = await run.trainer.fit();
+        assert.equal(last['training/global_step'], 2);
+        assert.ok(last['timing_s/update_weights'] > 0);
+        assert.equal(last['rollout/server_skips'], 0);
+        assertServerHoldsTrainerWeights(served.model, run.policy, modelA);
+        // vLLM names no weight version: the trainer's count of updates stands for it
+        assert.deepEqual(dumpedPolicyVersions(runDir, 2), ['1']);
+      } finally {
+        run.dispose();
+      }
+    } finally {
+      await served.close();
+    }
+  });
+});

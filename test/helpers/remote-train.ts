@@ -1,0 +1,82 @@
+// The config of a small `agent-r1 train` run (the gsm8k tool recipe, 2 prompts x 2 samples, 8
+// response tokens) that rolls out on servers, and what the remote-rollout tests check after it:
+// they train it against local `agent-r1 serve` instances speaking vLLM's or SGLang's API.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as torch from '../../src/torch/index.js';
+import { type CausalLM, loadCausalLM } from '../../src/models/index.js';
+import { type AgentR1Config, loadConfig } from '../../src/config/index.js';
+import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const source = fileURLToPath(new URL('../../../shared/data/gsm8k/test.jsonl', import.meta.url));
+
+/** Writes the training rows under `dir` and returns the config; rollout dumps go to `dir`/dumps. */
+export function remoteTrainConfig(o: {
+  dir: string;
+  modelDir: string;
+  api: 'vllm' | 'sglang';
+  urls: readonly string[];
+  steps?: number;
+}): AgentR1Config {
+  const rows = gsm8kRowsFromFile(source, { split: 'test', tool: true });
+  const train = join(o.dir, 'train.jsonl');
+  writeRows(train, rows.slice(0, 2), 'jsonl');
+  return loadConfig({
+    configFile: join(root, 'recipes', 'gsm8k_tool', 'config.yaml'),
+    overrides: [
+      `data.train_files=${train}`,
+      'data.val_files=[]',
+      'data.train_batch_size=2',
+      `actor_rollout_ref.model.path=${o.modelDir}`,
+      'actor_rollout_ref.actor.ppo_mini_batch_size=2',
+      'actor_rollout_ref.actor.optim.lr=1e-2',
+      'actor_rollout_ref.actor.use_kl_loss=false',
+      'actor_rollout_ref.rollout.n=2',
+      'actor_rollout_ref.rollout.prompt_length=1024',
+      'actor_rollout_ref.rollout.response_length=8',
+      `actor_rollout_ref.rollout.name=${o.api}`,
+      `actor_rollout_ref.rollout.server_urls=[${o.urls.join(',')}]`,
+      `trainer.total_training_steps=${o.steps ?? 2}`,
+      'trainer.test_freq=0',
+      'trainer.save_freq=0',
+      'trainer.val_before_train=false',
+      'trainer.resume_mode=disable',
+      `trainer.default_local_dir=${join(o.dir, 'ckpt')}`,
+      `trainer.rollout_data_dir=${join(o.dir, 'dumps')}`,
+      'trainer.logger=[]',
+      'trainer.device=cpu',
+    ],
+  });
+}
+
+const maxAbsDiff = (a: torch.Tensor, b: torch.Tensor): number => torch.scope(() => a.sub(b).abs().max().item());
+
+/** Asserts that every parameter of `served` equals the trainer's, and that training moved them off `originalDir`'s. */
+export function assertServerHoldsTrainerWeights(served: CausalLM, trainer: CausalLM, originalDir: string): void {
+  const trained = new Map(trainer.namedParameters());
+  let compared = 0;
+  for (const [name, p] of served.namedParameters()) {
+    assert.equal(maxAbsDiff(p, trained.get(name)!), 0, `${name} on the server equals the trainer's`);
+    compared++;
+  }
+  assert.ok(compared > 0);
+  const original = loadCausalLM(originalDir, { device: 'cpu' });
+  try {
+    const changed = [...original.namedParameters()].some(([name, p]) => maxAbsDiff(p, trained.get(name)!) > 0);
+    assert.ok(changed, 'two updates at lr 1e-2 move the weights');
+  } finally {
+    original.dispose();
+  }
+}
+
+/** The policy versions the steps of rollout dump `step` (under `dir`/dumps) record. */
+export function dumpedPolicyVersions(dir: string, step: number): string[] {
+  const dumped = readFileSync(join(dir, 'dumps', `${step}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { steps: { policy_version?: string }[] });
+  return [...new Set(dumped.flatMap((t) => t.steps.map((s) => s.policy_version ?? 'none')))];
+}
