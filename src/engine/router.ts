@@ -50,15 +50,28 @@ export class GeneratorRouter implements Generator {
     };
   }
 
-  /** For the trainer's step metrics: skips so far and servers out of the rotation. */
+  /**
+   * For the trainer's step metrics: skips so far, servers marked down now (a request to them failed
+   * within `downForMs`) and servers out of the rotation (they missed the last weight update).
+   */
   metrics(): Record<string, number> {
-    return { 'rollout/server_skips': this.skipCount, 'rollout/servers_disabled': this.disabled.size };
+    const now = Date.now();
+    return {
+      'rollout/server_skips': this.skipCount,
+      'rollout/servers_down': this.downUntil.filter((t) => t > now).length,
+      'rollout/servers_disabled': this.disabled.size,
+    };
   }
 
-  /** Takes server `index` out of the rotation (e.g. it missed a weight update) or puts it back. */
+  /**
+   * Takes server `index` out of the rotation (e.g. it missed a weight update) or puts it back; put
+   * back, it has just answered, so it is no longer marked down either.
+   */
   setEnabled(index: number, enabled: boolean): void {
-    if (enabled) this.disabled.delete(index);
-    else this.disabled.add(index);
+    if (enabled) {
+      this.disabled.delete(index);
+      this.downUntil[index] = 0;
+    } else this.disabled.add(index);
   }
 
   /** The server a request goes to: its key's server while that one is up, else the least busy live one. */

@@ -1,8 +1,10 @@
-// Rollout on servers through vLLM's API: `agent-r1 serve` answers vLLM's
+// Rollout on servers through vLLM's API, and servers that go down: `agent-r1 serve` answers vLLM's
 // completions and its dev-mode weight reload (POST /collective_rpc reload_weights, then
 // /reset_prefix_cache); VllmGenerator gets the engine's own greedy ids through it, honours
 // per-request seeds, and a reload changes what it generates; `agent-r1 train` with
-// rollout.name=vllm trains 2 steps on a served model whose weights then equal the trainer's.
+// rollout.name=vllm trains 2 steps on a served model whose weights then equal the trainer's; with
+// two servers, one stopped mid-run is retried, skipped and counted while training goes on; with
+// every server down the run stops with an error naming them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import * as torch from '../../src/torch/index.js';
 import { loadCausalLM } from '../../src/models/index.js';
 import { Engine, VllmGenerator } from '../../src/engine/index.js';
+import { freePort } from '../../src/cli/launch.js';
 import { startServing, type ServingModel } from '../../src/cli/serve.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
@@ -136,6 +139,67 @@ describe('agent-r1 train with rollout.name=vllm', () => {
       }
     } finally {
       await served.close();
+    }
+  });
+});
+
+describe('rollout servers that go down', () => {
+  it('a server stopped after step 1 is retried, skipped and counted; training goes on with the other', async () => {
+    const live = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
+    const doomed = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
+    const runDir = mkdtempSync(join(dir, 'down-'));
+    let doomedClosed: Promise<void> | undefined;
+    try {
+      const cfg = remoteTrainConfig({ dir: runDir, modelDir: modelA, api: 'vllm', urls: [live.url, doomed.url] });
+      const lines: string[] = [];
+      const steps: Record<string, number>[] = [];
+      const run = await trainerFromConfig(cfg, {
+        log: (l) => lines.push(l),
+        onMetrics: (step, m) => {
+          steps.push({ ...m });
+          if (step === 1) doomedClosed = doomed.close();
+        },
+      });
+      try {
+        const last = await run.trainer.fit();
+        assert.equal(last['training/global_step'], 2);
+        assert.equal(steps[0]['rollout/server_skips'], 0);
+        assert.equal(steps[0]['rollout/servers_down'], 0);
+        // step 2: the stopped server's requests failed after their retries and moved to the live one
+        assert.ok(last['rollout/server_skips'] >= 1, `skips at step 2: ${last['rollout/server_skips']}`);
+        assert.equal(last['rollout/servers_down'], 1);
+        assert.equal(last['rollout/num_failed'] ?? 0, 0, 'no trajectory lost to the stopped server');
+        // and it missed weights v2, so it left the rotation, said so, naming it
+        assert.ok(
+          lines.some((l) => l.includes('weights v2 missed 1 server(s)') && l.includes(serverRoot(doomed))),
+          lines.join('\n'),
+        );
+        assertServerHoldsTrainerWeights(live.model, run.policy, modelA);
+      } finally {
+        run.dispose();
+      }
+    } finally {
+      await live.close();
+      await (doomedClosed ?? doomed.close());
+    }
+  });
+
+  it('with every server down the run stops with an error naming them', async () => {
+    const deadPort = await freePort();
+    const url = `http://127.0.0.1:${deadPort}`;
+    const runDir = mkdtempSync(join(dir, 'dead-'));
+    const cfg = remoteTrainConfig({ dir: runDir, modelDir: modelA, api: 'vllm', urls: [url], steps: 1 });
+    const run = await trainerFromConfig(cfg);
+    try {
+      await assert.rejects(run.trainer.fit(), (e: Error) => {
+        assert.match(
+          e.message,
+          new RegExp(`every rollout server is down:\\n  ${url}: GET /models to ${url}/v1 failed after 4 attempts`),
+        );
+        return true;
+      });
+    } finally {
+      run.dispose();
     }
   });
 });
