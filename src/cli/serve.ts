@@ -1,7 +1,8 @@
 // `agent-r1 serve MODEL_DIR`: the engine over a local Hugging Face folder as an HTTP server with
-// vLLM's completions API and SGLang's /generate and /update_weights_from_disk (engine/server.ts).
-// A trainer with `actor_rollout_ref.rollout.name=sglang` and this server's address rolls out on it
-// and pushes its weights after every update, as it would to SGLang.
+// vLLM's completions API and dev-mode weight reload (/collective_rpc reload_weights), and SGLang's
+// /generate and /update_weights_from_disk (engine/server.ts). A trainer with
+// `actor_rollout_ref.rollout.name=vllm` (or sglang) and this server's address rolls out on it and
+// pushes its weights after every update, as it would to vLLM (or SGLang).
 // The native addon is loaded only when the command runs.
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../config/index.js';
@@ -110,7 +111,7 @@ export function port(value: string): number {
 export function serveCommand(): Command {
   return new Command('serve')
     .description(
-      "Serve a local Hugging Face model: vLLM's /v1/completions (token ids in and out), SGLang's /generate and /update_weights_from_disk.",
+      "Serve a local Hugging Face model: vLLM's /v1/completions (token ids in and out) and /collective_rpc reload_weights, SGLang's /generate and /update_weights_from_disk.",
     )
     .argument('<model_dir>', 'a local Hugging Face folder (config.json, safetensors, tokenizer files)')
     .option('--host <host>', 'interface to bind (0.0.0.0 for every interface)', '127.0.0.1')
