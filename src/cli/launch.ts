@@ -2,10 +2,17 @@
 // with the torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT), as torchrun would, and waits for them. Rank 0 prints as a single process does; the
 // other ranks' output is dropped except their errors, prefixed with the rank. A rank that fails
-// stops the run: the others are terminated and the error names the rank and its last words.
+// stops the run: the others are terminated (SIGTERM, then SIGKILL for one that does not go: a rank
+// blocked in a collective runs no handler) and the error names the rank, its exit code or signal,
+// and its last words. A rank whose launcher is gone (killed itself) stops too (watchLauncher).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { AgentR1Error } from '../errors.js';
+
+/** How long a rank told to stop (SIGTERM) has before it is killed (SIGKILL). */
+const STOP_GRACE_MS = 3000;
+/** The launcher's pid, in the environment of the ranks it starts. */
+const LAUNCHER_PID = 'AGENT_R1_LAUNCHER_PID';
 
 /** A TCP port free on 127.0.0.1 now (the OS picks it), for a rendezvous or a test server. */
 export async function freePort(): Promise<number> {
@@ -30,6 +37,7 @@ export async function launchLocalRanks(worldSize: number, argv: readonly string[
         LOCAL_WORLD_SIZE: String(worldSize),
         MASTER_ADDR: '127.0.0.1',
         MASTER_PORT: String(port),
+        [LAUNCHER_PID]: String(process.pid),
       },
       stdio: rank === 0 ? 'inherit' : ['ignore', 'ignore', 'pipe'],
     });
@@ -47,8 +55,12 @@ export async function launchLocalRanks(worldSize: number, argv: readonly string[
       child.on('exit', (code, signal) => resolve({ rank, code, signal })),
     );
   });
+  const running = () => children.filter((c) => c.exitCode === null && c.signalCode === null);
   const stopAll = () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+    for (const c of running()) c.kill('SIGTERM');
+    setTimeout(() => {
+      for (const c of running()) c.kill('SIGKILL');
+    }, STOP_GRACE_MS).unref();
   };
   process.once('SIGINT', stopAll);
   process.once('SIGTERM', stopAll);
@@ -64,4 +76,20 @@ export async function launchLocalRanks(worldSize: number, argv: readonly string[
     const words = tails[failure.rank].length ? `:\n  ${tails[failure.rank].join('\n  ')}` : '';
     throw new AgentR1Error(`rank ${failure.rank} of ${worldSize} ${how}; the other ranks were stopped${words}`);
   }
+}
+
+/**
+ * In a rank started by `launchLocalRanks`: exits (code 1, saying why) once the launcher is gone, so
+ * a launcher killed by a signal it cannot catch (SIGKILL) leaves no rank behind holding the devices.
+ * Checked four times a second while the event loop turns; a rank blocked in a collective is freed by
+ * the collective's timeout or its peers' exit instead.
+ */
+export function watchLauncher(env: NodeJS.ProcessEnv = process.env): void {
+  const launcher = Number(env[LAUNCHER_PID]);
+  if (!Number.isInteger(launcher) || launcher <= 0) return;
+  setInterval(() => {
+    if (process.ppid === launcher) return;
+    process.stderr.write(`rank ${env.RANK}: the launcher (pid ${launcher}) is gone; stopping\n`);
+    process.exit(1);
+  }, 250).unref();
 }

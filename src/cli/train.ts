@@ -105,6 +105,9 @@ export function trainCommand(overrideHelp: string): Command {
           return;
         }
       }
+      // a rank of `agent-r1 train trainer.n_gpus_per_node=N` stops when its launcher does
+      const { watchLauncher } = await import('./launch.js');
+      watchLauncher();
       await runTrain(overrides, opts);
     });
 }

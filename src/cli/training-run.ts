@@ -205,6 +205,8 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
         'run `agent-r1 train` (it starts the ranks of one machine itself) or a launcher that sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun, Slurm)',
     );
   }
+  // verl's actor_rollout_ref.nccl_timeout (seconds), the process group's timeout as torch's init_process_group takes it
+  const collectiveTimeoutMs = cfg.actor_rollout_ref.nccl_timeout * 1000;
   let device = resolveDevice(cfg.trainer.device, log);
   // one GPU per rank of this machine
   if (launched && device !== 'cpu') device = `cuda:${launched.localRank}`;
@@ -328,8 +330,10 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     let dataParallel: DataParallel | undefined;
     if (launched && launched.worldSize > 1) {
       const backend = device === 'cpu' ? 'gloo' : 'nccl';
-      dataParallel = new DataParallel(ProcessGroup.create({ backend, ...launched }));
-      log(`data parallel: rank ${launched.rank} of ${launched.worldSize} (${backend}, ${device})`);
+      dataParallel = new DataParallel(ProcessGroup.create({ backend, ...launched, timeoutMs: collectiveTimeoutMs }));
+      log(
+        `data parallel: rank ${launched.rank} of ${launched.worldSize} (${backend}, ${device}; collectives time out after ${collectiveTimeoutMs / 1000} s)`,
+      );
       if (launched.rank !== 0) {
         // rank 0 alone writes metrics, logs, dumps and checkpoints
         const t = input.trainer!;

@@ -52,6 +52,9 @@ data:
 actor_rollout_ref:
   # machinery: rollout and training always share the weights
   hybrid_engine: true
+  # seconds a data-parallel collective (and the ranks' rendezvous) may wait for the other ranks before
+  # failing, so a rank that hangs stops the run instead of blocking it (verl's, as torch's timeout)
+  nccl_timeout: 600
   model:
     # a local Hugging Face model folder
     path: ~/models/deepseek-llm-7b-chat

@@ -125,6 +125,7 @@ export const configSchema = z.looseObject({
   }),
   actor_rollout_ref: z.looseObject({
     hybrid_engine: bool(),
+    nccl_timeout: pos(),
     model: z.looseObject({
       path: str(),
       tokenizer_path: strOrNull(),
