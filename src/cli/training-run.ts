@@ -330,7 +330,10 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
     let dataParallel: DataParallel | undefined;
     if (launched && launched.worldSize > 1) {
       const backend = device === 'cpu' ? 'gloo' : 'nccl';
-      dataParallel = new DataParallel(ProcessGroup.create({ backend, ...launched, timeoutMs: collectiveTimeoutMs }));
+      dataParallel = new DataParallel(
+        ProcessGroup.create({ backend, ...launched, timeoutMs: collectiveTimeoutMs }),
+        device,
+      );
       log(
         `data parallel: rank ${launched.rank} of ${launched.worldSize} (${backend}, ${device}; collectives time out after ${collectiveTimeoutMs / 1000} s)`,
       );

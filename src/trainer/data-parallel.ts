@@ -9,13 +9,20 @@
 // Mini-batch j of the global batch is the union of every rank's j-th local mini-batch (verl's
 // split: each rank's share is cut into mini-batches of ppo_mini_batch_size / world_size prompts).
 import * as torch from '../torch/index.js';
-import type { ProcessGroup, ReduceOp, Tensor } from '../torch/index.js';
+import type { Device, ProcessGroup, ReduceOp, Tensor } from '../torch/index.js';
 
 /** Elements per gradient bucket (float32: 100 MB), as DDP's default 25 MiB cap is per-bucket too. */
 const BUCKET_ELEMENTS = 25 * 1024 * 1024;
 
 export class DataParallel {
-  constructor(readonly group: ProcessGroup) {}
+  /**
+   * `device`: where this rank's tensors live, and so the small reductions' (sum, max, min) tensors:
+   * NCCL reduces only CUDA tensors (the rank's own GPU), Gloo CPU ones. Default cpu.
+   */
+  constructor(
+    readonly group: ProcessGroup,
+    readonly device: Device = 'cpu',
+  ) {}
 
   get rank(): number {
     return this.group.rank;
@@ -27,7 +34,9 @@ export class DataParallel {
 
   /** Reduces a few numbers over the ranks: one small all-reduce in float64. */
   private reduce(values: readonly number[], op: ReduceOp): number[] {
-    return torch.scope(() => this.group.allReduce_(torch.tensor([...values], { dtype: 'float64' }), op).toArray());
+    return torch.scope(() =>
+      this.group.allReduce_(torch.tensor([...values], { dtype: 'float64', device: this.device }), op).toArray(),
+    );
   }
 
   /** Sums numbers over the ranks. */
