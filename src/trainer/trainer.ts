@@ -338,8 +338,12 @@ export class Trainer implements Disposable {
     const { epoch } = this.schedule.batch(step);
     // Rollout randomness per step from the seed: a generator's own stream (reseed), and libtorch's
     // global generators (an in-process Engine samples from them), so a resumed run repeats it.
-    this.components.generator.reseed?.(mixSeed(o.data.seed, 0x5eed, step));
-    torch.manualSeed(mixSeed(o.data.seed, 0x70c4, step));
+    // Each data-parallel rank has streams of its own (rank 0 those of a single process): with one
+    // stream on every rank, the k-th request of each would sample with the same seed.
+    const rank = this.components.dataParallel?.rank ?? 0;
+    const seed = (tag: number) => (rank ? mixSeed(o.data.seed, tag, step, rank) : mixSeed(o.data.seed, tag, step));
+    this.components.generator.reseed?.(seed(0x5eed));
+    torch.manualSeed(seed(0x70c4));
     const rollout = await runRollout(this.batchAt(step), {
       generator: this.components.generator,
       tokenizer: this.components.tokenizer,

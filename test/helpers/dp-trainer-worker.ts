@@ -3,6 +3,7 @@
 // variables set, as one Gloo rank on its share; its parameters (and the critic's, `critic.` before
 // their names, for gae) go to $OUT (safetensors). $ADV picks the estimator (default grpo).
 import * as torch from '../../src/torch/index.js';
+import { Engine } from '../../src/engine/index.js';
 import { DataParallel, Trainer } from '../../src/trainer/index.js';
 import { firstTokenSamples, ScriptedPolicy } from '../../src/testing/index.js';
 import { tinyPolicy, tokenizer } from '../trainer/helpers.js';
@@ -20,15 +21,19 @@ const generator = new ScriptedPolicy((promptIds) => {
 });
 const advEstimator = process.env.ADV ?? 'grpo';
 const policy = tinyPolicy({ seed: 1, dtype: 'float64' });
+// $ENGINE: the in-process engine samples instead (random, from the seeds the trainer sets), and
+// every row has the same prompt; each process's rollout is dumped under $ROLLOUTS.
+const engine = process.env.ENGINE ? new Engine(policy, { maxBatchSize: 32, maxLength: 16 }) : undefined;
+const prompts = engine ? [[5, 6]] : [[5, 6], [7, 8, 9], [10], [11, 12, 13, 14]];
 const critic =
   advEstimator === 'gae' ? tinyPolicy({ seed: 5, dtype: 'float64', valueHead: true, lmHead: false }) : undefined;
 const trainer = new Trainer(
   {
     policy,
     critic,
-    generator,
+    generator: engine ?? generator,
     tokenizer,
-    trainData: firstTokenSamples(8, { target: 4, prompts: [[5, 6], [7, 8, 9], [10], [11, 12, 13, 14]] }),
+    trainData: firstTokenSamples(8, { target: 4, prompts }),
     ...(dataParallel ? { dataParallel } : {}),
   },
   {
@@ -41,7 +46,12 @@ const trainer = new Trainer(
     },
     critic: { optim: { lr: 5e-2, weightDecay: 0 } },
     algorithm: { advEstimator },
-    trainer: { console: false, totalTrainingSteps: 1, rlDtype: 'float64' },
+    trainer: {
+      console: false,
+      totalTrainingSteps: 1,
+      rlDtype: 'float64',
+      ...(process.env.ROLLOUTS ? { rolloutDataDir: process.env.ROLLOUTS } : {}),
+    },
   },
 );
 const metrics = await trainer.fit();
@@ -58,5 +68,6 @@ console.log(
   }),
 );
 trainer.dispose();
+engine?.dispose();
 critic?.dispose();
 group?.destroy();

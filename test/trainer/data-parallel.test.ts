@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +104,41 @@ describe('data-parallel training (2 Gloo ranks)', () => {
       assert.ok(maxDiff(await initialParams(), single) > 1e-4, 'the update changed the weights');
     });
   }
+});
+
+describe('data-parallel rollout randomness', () => {
+  it('each rank samples with seeds of its own: the same prompt and weights on both ranks give different responses', async () => {
+    const port = String(await freePort());
+    const rollouts = [0, 1].map((r) => join(dir, `rollouts-rank${r}`));
+    await Promise.all(
+      [0, 1].map((r) =>
+        run({
+          ENGINE: '1',
+          ROLLOUTS: rollouts[r],
+          RANK: String(r),
+          WORLD_SIZE: '2',
+          MASTER_ADDR: '127.0.0.1',
+          MASTER_PORT: port,
+          OUT: join(dir, `engine-rank${r}.safetensors`),
+        }),
+      ),
+    );
+    const responses = rollouts.map((d) =>
+      readFileSync(join(d, '1.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .sort((a, b) => a.sample_index - b.sample_index || a.rollout_index - b.rollout_index)
+        .map((t) => t.steps[0].response_ids.join(' ')),
+    );
+    assert.equal(responses[0].length, 8, 'rank 0 rolled out its 2 prompts x n=4');
+    assert.equal(new Set(responses[0]).size > 1, true, 'the samples of a group differ');
+    assert.notDeepEqual(
+      responses[0],
+      responses[1],
+      "rank 1 repeated rank 0's responses, request for request (the same seeds)",
+    );
+  });
 });
 
 describe('agent-r1 train trainer.n_gpus_per_node=2 (CPU, Gloo)', () => {
