@@ -70,11 +70,14 @@ export async function launchLocalRanks(worldSize: number, argv: readonly string[
     Promise.all(exits).then(() => undefined),
   ]);
   if (failure) {
+    // the ranks still running then: when the failure is a collective's timeout, the one that hung is among them
+    const left = running().map((c) => children.indexOf(c));
     stopAll();
     await Promise.all(exits);
     const how = failure.signal ? `was killed by ${failure.signal}` : `exited with code ${failure.code}`;
+    const still = left.length ? ` (still running then: rank${left.length > 1 ? 's' : ''} ${left.join(', ')})` : '';
     const words = tails[failure.rank].length ? `:\n  ${tails[failure.rank].join('\n  ')}` : '';
-    throw new AgentR1Error(`rank ${failure.rank} of ${worldSize} ${how}; the other ranks were stopped${words}`);
+    throw new AgentR1Error(`rank ${failure.rank} of ${worldSize} ${how}; the other ranks were stopped${still}${words}`);
   }
 }
 
