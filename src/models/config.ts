@@ -80,7 +80,7 @@ export interface DecoderSpec {
   padTokenId: number | null;
 }
 
-export const SUPPORTED_DTYPES: readonly DType[] = ['float32', 'bfloat16', 'float16'];
+export const SUPPORTED_DTYPES: readonly DType[] = ['float32', 'bfloat16', 'float16', 'float64'];
 
 /** Reads `<dir>/config.json`; a clear error when it is missing or not JSON. */
 export function readConfig(dir: string): HFConfig {
@@ -135,6 +135,10 @@ export function parseDType(name: unknown, what: string): DType {
     float16: 'float16',
     half: 'float16',
     fp16: 'float16',
+    // what a float64 model saves (exactness tests train in float64 and resume from their checkpoints)
+    float64: 'float64',
+    double: 'float64',
+    fp64: 'float64',
   };
   const key = typeof name === 'string' ? name.replace(/^torch\./, '').toLowerCase() : '';
   const dt = aliases[key];

@@ -131,8 +131,11 @@ describe('bad model folders and configs', () => {
     editConfig(dir, (c) => {
       c.dtype = 'int8';
     });
-    throwsUser(() => loadCausalLM(dir), /dtype "int8" is not supported; use one of float32, bfloat16, float16/);
-    throwsUser(() => loadCausalLM(good, { dtype: 'float64' }), /dtype "float64" is not supported/);
+    throwsUser(
+      () => loadCausalLM(dir),
+      /dtype "int8" is not supported; use one of float32, bfloat16, float16, float64/,
+    );
+    throwsUser(() => loadCausalLM(good, { dtype: 'int16' }), /dtype "int16" is not supported/);
     const dir2 = copy();
     editWeights(dir2, (m) => m.set('model.norm.weight', m.get('model.norm.weight')!.to('int32')));
     throwsUser(() => loadCausalLM(dir2), /tensor 'model\.norm\.weight' .* has dtype int32/);
