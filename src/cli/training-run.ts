@@ -38,6 +38,7 @@ import { checkTrainConfig } from '../config/supported.js';
 import { importUserFunction } from './user-modules.js';
 import {
   DataParallel,
+  ZeroAdamW,
   Trainer,
   checkpointToResume,
   verifyCheckpoint,
@@ -364,6 +365,11 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
       },
       input,
     );
+    for (const [name, opt] of [
+      ['actor', trainer.actorOptimizer],
+      ['critic', trainer.criticOptimizer],
+    ] as const)
+      if (opt instanceof ZeroAdamW) log(`${name} ${opt.describe()}`);
     let disposed = false;
     const dispose = () => {
       if (disposed) return;

@@ -61,6 +61,10 @@ export abstract class Optimizer {
   saveState(path: string): void {
     writeSafetensors(path, this.stateTensors(), { lr: String(this.lr) });
   }
+  /** Frees the state tensors. */
+  dispose(): void {
+    disposeAll([...new Set(this.stateTensors().values())]);
+  }
   loadState(path: string): void {
     const state = readSafetensors(path);
     try {

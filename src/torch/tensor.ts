@@ -2,7 +2,7 @@
 // models and RL losses use. Each method is one dispatcher call (aten/op.ts).
 import { native, type Handle } from './native.js';
 import { aten } from './op.js';
-import { dtypeCode, dtypeName, typedArrayOf, type DType } from './dtype.js';
+import { dtypeCode, dtypeName, itemSize, typedArrayOf, type DType } from './dtype.js';
 import { checkDevice, deviceName, type Device } from './device.js';
 import { release, track, type Scope, type Tracked } from './scope.js';
 import { TorchError, toTorchError } from './errors.js';
@@ -171,6 +171,10 @@ export class Tensor implements Tracked, Disposable {
   get device(): Device {
     const m = this.info();
     return deviceName(m[1], m[2]);
+  }
+  /** Bytes per element (torch.Tensor.itemsize). */
+  get itemsize(): number {
+    return itemSize[this.dtype];
   }
   get numel(): number {
     let n = 1;

@@ -6,13 +6,15 @@
 //     parameter), so every rank holds the global gradient and clips and steps identically;
 //   - every rank runs the same number of mini-batches (the most any rank has; a rank short of rows
 //     contributes zero gradient), so no collective waits for a rank that skipped it.
+//   - the optimizer state is sharded over the ranks (ZeRO-1, zero-optimizer.ts): the Trainer steps
+//     a ZeroAdamW whenever it has a DataParallel; plain AdamW with `allReduceGrads` is the unsharded way.
 // Mini-batch j of the global batch is the union of every rank's j-th local mini-batch (verl's
 // split: each rank's share is cut into mini-batches of ppo_mini_batch_size / world_size prompts).
 import * as torch from '../torch/index.js';
 import type { Device, ProcessGroup, ReduceOp, Tensor } from '../torch/index.js';
 
 /** Elements per gradient bucket (float32: 100 MB), as DDP's default 25 MiB cap is per-bucket too. */
-const BUCKET_ELEMENTS = 25 * 1024 * 1024;
+export const BUCKET_ELEMENTS = 25 * 1024 * 1024;
 
 export class DataParallel {
   /**

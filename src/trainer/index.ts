@@ -30,6 +30,7 @@ export {
   type CacheReleasing,
 } from './trainer.js';
 export { DataParallel } from './data-parallel.js';
+export { ZeroAdamW } from './zero-optimizer.js';
 export {
   resolveTrainerOptions,
   needsCritic,

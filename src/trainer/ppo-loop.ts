@@ -11,6 +11,7 @@ import { mixSeed, shuffled } from '../random.js';
 import { aggDenominators } from '../rl/index.js';
 import type { UpdateOptions } from './options.js';
 import type { DataParallel } from './data-parallel.js';
+import { ZeroAdamW } from './zero-optimizer.js';
 
 /**
  * Mini-batches of row indices: the batch's real rows in order (padding rows left out), cut into
@@ -114,6 +115,21 @@ export type MiniBatchLoss = (
 ) => (inputs: LossInputs, micro: PackedRows, indices: readonly number[]) => MicroLoss;
 
 /**
+ * Sums the mini-batch's gradients over the data-parallel ranks (ZeRO-1: reduce-scattered into each
+ * rank's shard; else all-reduced) and clips them to a global L2 norm of `maxNorm`; returns the norm.
+ */
+function sumAndClipGrads(
+  optimizer: Optimizer,
+  params: [string, Tensor][],
+  dp: DataParallel | undefined,
+  maxNorm: number,
+): number {
+  if (optimizer instanceof ZeroAdamW) return optimizer.reduceAndClipGrads(maxNorm);
+  if (dp) dp.allReduceGrads(params.map(([, p]) => p));
+  return torch.clipGradNorm(params, maxNorm);
+}
+
+/**
  * Runs the loop and returns metrics averaged over the optimizer steps: the loss's own, plus
  * `grad_norm`, `lr`, and `skipped_steps` (mini-batches whose gradient norm was not finite:
  * no step, as verl).
@@ -176,8 +192,7 @@ export function ppoLoop(
           for (const [k, v] of Object.entries(out!.means ?? {})) means[k] = (means[k] ?? 0) + v * w;
         });
       }
-      if (dp) dp.allReduceGrads(params.map(([, p]) => p));
-      const gradNorm = torch.clipGradNorm(params, o.gradClip);
+      const gradNorm = sumAndClipGrads(optimizer, params, dp, o.gradClip);
       if (Number.isFinite(gradNorm)) {
         optimizer.step();
         // mixed precision: the next mini-batch's forward reads the compute copies of the masters (the

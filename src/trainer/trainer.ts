@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import { AdamW, type Tensor } from '../torch/index.js';
 import type { DataParallel } from './data-parallel.js';
+import { ZeroAdamW } from './zero-optimizer.js';
 import type { CausalLM } from '../models/index.js';
 import {
   checkSamples,
@@ -43,6 +44,7 @@ import {
   checkpointToResume,
   loadCheckpoint,
   saveCheckpoint,
+  stepDir,
   type CheckpointParts,
   type TrainerState,
 } from './checkpoint.js';
@@ -151,8 +153,8 @@ export class Trainer implements Disposable {
   stepsTrained = 0;
   /** Why the last skipped step had nothing to train on (the trajectories' end reasons, non-finite rewards). */
   lastSkipReason?: string;
-  readonly actorOptimizer: AdamW;
-  readonly criticOptimizer?: AdamW;
+  readonly actorOptimizer: AdamW | ZeroAdamW;
+  readonly criticOptimizer?: AdamW | ZeroAdamW;
   readonly reference?: CausalLM;
   readonly schedule: BatchSchedule;
   readonly totalTrainingSteps: number;
@@ -202,17 +204,18 @@ export class Trainer implements Disposable {
     this.reference = needRef ? (components.reference ?? frozenCopy(policy)) : undefined;
     this.schedule = new BatchSchedule(components.trainData.length, o.data.trainBatchSize, o.data);
     this.totalTrainingSteps = o.trainer.totalTrainingSteps ?? this.schedule.stepsPerEpoch * o.trainer.totalEpochs;
-    const adam = (m: CausalLM, opt: TrainerOptions['actor']['optim']) =>
-      new AdamW(
-        m.namedParameters().filter(([, p]) => p.requiresGrad),
-        { lr: opt.lr, betas: opt.betas, weightDecay: opt.weightDecay },
-      );
+    const dp = components.dataParallel;
+    // with several ranks each keeps the AdamW state of its shard only (ZeRO-1)
+    const adam = (m: CausalLM, opt: TrainerOptions['actor']['optim']) => {
+      const params = m.namedParameters().filter(([, p]) => p.requiresGrad);
+      const adamw = { lr: opt.lr, betas: opt.betas, weightDecay: opt.weightDecay };
+      return dp ? new ZeroAdamW(params, adamw, dp) : new AdamW(params, adamw);
+    };
     this.actorOptimizer = adam(policy, o.actor.optim);
     this.actorLr = lrSchedule(o.actor.optim, this.totalTrainingSteps);
     this.criticLr = lrSchedule(o.critic.optim, this.totalTrainingSteps);
     if (components.critic && needsCritic(o.algorithm.advEstimator))
       this.criticOptimizer = adam(components.critic, o.critic.optim);
-    const dp = components.dataParallel;
     if (dp) {
       const w = dp.worldSize;
       const share = (key: string, v: number) => {
@@ -317,9 +320,15 @@ export class Trainer implements Disposable {
     return parts;
   }
 
-  /** Saves global_step_N under trainer.default_local_dir (or `root`); returns the folder. */
+  /**
+   * Saves global_step_N under trainer.default_local_dir (or `root`); returns the folder. With data
+   * parallelism every rank calls it: the ZeRO-1 optimizers gather their shards to rank 0, which
+   * alone writes (the checkpoint holds the whole state, as one process writes it).
+   */
   saveCheckpoint(root = this.options.trainer.defaultLocalDir): string {
+    for (const opt of [this.actorOptimizer, this.criticOptimizer]) if (opt instanceof ZeroAdamW) opt.consolidateState();
     const state: TrainerState = { globalStep: this.globalStep, klCoef: this.kl.value };
+    if (!this.leads) return stepDir(root, this.globalStep);
     return saveCheckpoint(root, this.parts(), state, { maxToKeep: this.options.trainer.maxCkptToKeep });
   }
 
@@ -409,7 +418,8 @@ export class Trainer implements Disposable {
     // the previous checkpoint and cuts this line (cutAfter); the other order could leave a
     // checkpoint whose step has no line, which a resume would never write.
     this.log.write(this.globalStep, metrics, skipNote);
-    if (t.saveFreq > 0 && (this.globalStep % t.saveFreq === 0 || last) && this.leads) this.saveCheckpoint();
+    // every rank: ZeRO-1 optimizers gather their state to rank 0, which writes
+    if (t.saveFreq > 0 && (this.globalStep % t.saveFreq === 0 || last)) this.saveCheckpoint();
     this.components.onMetrics?.(this.globalStep, metrics);
     return metrics;
   }
@@ -643,10 +653,8 @@ export class Trainer implements Disposable {
 
   /** Frees the optimizer states and a reference the trainer made (not the models it was given). */
   dispose(): void {
-    for (const opt of [this.actorOptimizer, this.criticOptimizer]) {
-      if (!opt) continue;
-      for (const t of new Set(opt.stateTensors().values())) t.dispose();
-    }
+    this.actorOptimizer.dispose();
+    this.criticOptimizer?.dispose();
     if (this.ownsReference) this.reference?.dispose();
   }
   [Symbol.dispose](): void {

@@ -188,6 +188,11 @@ describe('agent-r1 train trainer.n_gpus_per_node=2 (CPU, Gloo)', () => {
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     assert.equal(code, 0, `${out}\n${err}`);
     assert.match(out, /data parallel: rank 0 of 2 \(gloo, cpu; collectives time out after 600 s\)/);
+    // rank 0 holds half of the actor's AdamW state (ZeRO-1): about half the bytes
+    const [, local, unsharded] =
+      /actor ZeRO-1: optimizer state on rank 0 (\d+) bytes .* of (\d+) bytes .* unsharded \(2 ranks\)/.exec(out) ?? [];
+    assert.ok(local !== undefined, out);
+    assert.ok(Math.abs(Number(local) / Number(unsharded) - 0.5) < 0.01, `${local} of ${unsharded} bytes`);
     const lines = readFileSync(join(ckpt, 'metrics.jsonl'), 'utf8').trim().split('\n');
     assert.equal(lines.length, 2, 'one metrics line per step, from rank 0 only');
     assert.ok(existsSync(join(ckpt, 'global_step_2', 'actor', 'config.json')));
