@@ -11,23 +11,18 @@ import { tinyPolicy, tokenizer } from '../trainer/helpers.js';
 
 const group = torch.processGroupFromEnv('gloo', 60_000);
 const dataParallel = group ? new DataParallel(group) : undefined;
-// The same prompt answers 3, 4, 5, 6, 3, ... on its successive calls of a step, from an offset the
-// step's seed picks: rewards vary inside a group and do not depend on which prompts share the process.
+// The same prompt answers 3, 4, 5, 6, 3, ... on its successive calls of a step (counted afresh each
+// step, as the trainer reseeds before each rollout): rewards vary inside a group and depend neither
+// on which prompts share the process nor on the rank-mixed seeds, so a resumed run repeats them.
 const calls = new Map<string, number>();
-let salt = 0;
 const generator = Object.assign(
   new ScriptedPolicy((promptIds) => {
     const key = promptIds.join(',');
     const k = calls.get(key) ?? 0;
     calls.set(key, k + 1);
-    return [3 + ((k + promptIds.length + salt) % 4), 2];
+    return [3 + ((k + promptIds.length) % 4), 2];
   }),
-  {
-    reseed(seed: number) {
-      calls.clear();
-      salt = seed % 4;
-    },
-  },
+  { reseed: () => calls.clear() },
 );
 const policy = tinyPolicy({ seed: 1, dtype: 'float64' });
 const critic = tinyPolicy({ seed: 8, dtype: 'float64', valueHead: true, lmHead: false, init: 0.3 });
