@@ -53,6 +53,8 @@ const { values: a } = parseArgs({
     // blocks of a multiple of 256 in place and must gather smaller ones)
     'block-size': { type: 'string' },
     reference: { type: 'boolean', default: false },
+    /** Suite: ours only, without the PyTorch reference (a comparison of our own settings). */
+    'no-reference': { type: 'boolean', default: false },
     suite: { type: 'boolean', default: false },
     /** Suite smoke runs: fewer layers for every shape (and the reference). */
     'suite-layers': { type: 'string' },
@@ -185,7 +187,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     new_tokens: newTokens,
     temperature,
     cuda_graphs: graphs,
-    decode_attention: a['decode-attention'],
+    decode_attention: engine.decodeAttentionKind,
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),
@@ -241,7 +243,9 @@ if (a.suite) {
   const spec = points.map((p) => `${p.shape.name}:${p.batch}:${p.promptLen}:${p.newTokens}`).join(',');
   const args = [join(here, 'decode_graph_reference.py'), '--points', spec];
   if (layersOverride) args.push('--layers', String(layersOverride));
-  const ref = spawnSync(benchPython(), args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const ref = a['no-reference']
+    ? { stdout: '', stderr: '', status: 0 }
+    : spawnSync(benchPython(), args, { encoding: 'utf8', maxBuffer: 1 << 26 });
   const refs = (ref.stdout ?? '')
     .trim()
     .split('\n')

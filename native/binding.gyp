@@ -2,7 +2,8 @@
   "variables": {
     "libtorch%": "<!(node find-libtorch.mjs)",
     "cuda%": "<!(node find-libtorch.mjs --cuda)",
-    "nccl_include%": "<!(node find-libtorch.mjs --nccl)"
+    "nccl_include%": "<!(node find-libtorch.mjs --nccl)",
+    "cuda_include%": "<!(node find-libtorch.mjs --cuda-include)"
   },
   "targets": [
     {
@@ -15,6 +16,7 @@
         "src/autograd.cc",
         "src/device.cc",
         "src/cuda_graph.cc",
+        "src/paged_attention.cc",
         "src/threads.cc",
         "src/distributed.cc"
       ],
@@ -30,11 +32,12 @@
       "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-O2", "-Wno-unused-parameter", "-Wno-deprecated-declarations", "-Wno-c++20-extensions"],
       "libraries": ["-L<(libtorch)/lib", "-Wl,-rpath,<(libtorch)/lib", "-ltorch", "-ltorch_cpu", "-lc10"],
       "conditions": [
-        ["cuda=='1'", {
+        ["cuda==1", {
           "defines": ["AGENT_R1_CUDA=1"],
+          "include_dirs": ["<(cuda_include)"],
           "libraries": ["-Wl,--no-as-needed", "-ltorch_cuda", "-lc10_cuda", "-Wl,--as-needed"]
         }],
-        ["cuda=='1' and nccl_include!=''", {
+        ["cuda==1 and nccl_include!=''", {
           "defines": ["AGENT_R1_NCCL=1", "USE_C10D_NCCL"],
           "include_dirs": ["<(nccl_include)"]
         }]

@@ -2,7 +2,8 @@
 // python3 (a pip install carries libtorch's headers and libraries); a system install.
 // Prints the folder (the one holding include/ and lib/). With --cuda prints 1 when that
 // libtorch has CUDA (lib/libtorch_cuda.so), else 0. With --nccl prints the folder holding nccl.h
-// (the CUDA build then includes c10d's ProcessGroupNCCL), or nothing. Exits non-zero with a how-to message
+// (the CUDA build then includes c10d's ProcessGroupNCCL), or nothing. With --cuda-include prints the
+// folder holding cuda_runtime.h, or nothing. Exits non-zero with a how-to message
 // when nothing is found.
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -76,10 +77,25 @@ export function findNcclInclude(dir) {
   return candidates.find((c) => existsSync(join(c, 'nccl.h')));
 }
 
+/** The include folder with cuda_runtime.h and cuda.h for a CUDA libtorch (its c10/cuda headers include them): CUDA_HOME's, pip's nvidia packages beside torch, or the system's. */
+export function findCudaInclude(dir) {
+  if (!existsSync(join(dir, 'lib', 'libtorch_cuda.so'))) return undefined;
+  const candidates = [
+    ...(process.env.CUDA_HOME ? [join(process.env.CUDA_HOME, 'include')] : []),
+    join(dir, '..', 'nvidia', 'cu13', 'include'),
+    join(dir, '..', 'nvidia', 'cuda_runtime', 'include'),
+    '/usr/local/cuda/include',
+    '/usr/include',
+  ];
+  return candidates.find((c) => existsSync(join(c, 'cuda_runtime.h')));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const dir = findLibtorch();
-    if (process.argv.includes('--nccl')) {
+    if (process.argv.includes('--cuda-include')) {
+      process.stdout.write(findCudaInclude(dir) ?? '');
+    } else if (process.argv.includes('--nccl')) {
       process.stdout.write(findNcclInclude(dir) ?? '');
     } else if (process.argv.includes('--cuda')) {
       process.stdout.write(existsSync(join(dir, 'lib', 'libtorch_cuda.so')) ? '1' : '0');

@@ -39,17 +39,20 @@ import type { Tensor } from '../torch/index.js';
 import { AgentR1Error, UserError } from '../errors.js';
 import type { CausalLM } from '../models/causal-lm.js';
 import { PackedBatch } from '../models/packing.js';
-import { usesFlashAttention, type AttentionBackend } from '../models/layers.js';
+import type { AttentionBackend } from '../models/layers.js';
 import type { GenerateResult, Generator, SamplingParams } from './generator.js';
 import { BlockPool } from './block-pool.js';
 import { KVCache, blockBytes, type KVCacheShape } from './kv-cache.js';
 import {
   FLASH_PAGED_BLOCK,
   decodeStep,
+  flashTakesBlockTable,
   generationModel,
   prefill,
+  resolveDecodeAttention,
   type DecodeAttention,
   type GenerationModel,
+  type ResolvedDecodeAttention,
 } from './forward.js';
 import { isGreedy, samplingTensors, sampleTokens } from './sampling.js';
 import { DecodeGraphs, GraphCaptureError, graphWidth } from './decode-graphs.js';
@@ -77,9 +80,9 @@ export interface EngineOptions {
   /** Forward through stacked copies of the q/k/v and gate/up weights (fewer, larger matmuls; extra
    *  memory of about the attention and MLP weights). Default: on CUDA. */
   fuseWeights?: boolean;
-  /** Token slots per cache block (vLLM's block_size). Default: 256 where decode runs as flash attention
-   *  (CUDA, 16-bit: flash reads blocks of a multiple of 256 in place, smaller ones must be gathered
-   *  into a copy every step), else 16. */
+  /** Token slots per cache block (vLLM's block_size). Default 16; 256 where decode runs as flash
+   *  attention that takes a block table (it reads blocks of a multiple of 256 in place and must
+   *  gather smaller ones into a copy every step). */
   blockSize?: number;
   /**
    * The fraction of the device's memory the engine may hold, its weights and everything else this
@@ -235,7 +238,11 @@ export class Engine implements Generator, Disposable {
   /** Running sequences, in admission order (the last is the first preempted). */
   private readonly running: Request[] = [];
   private readonly prefillAttention: AttentionBackend;
-  private readonly decodeAttention: DecodeAttention;
+  private readonly decodeAttention: ResolvedDecodeAttention;
+  /** What decode attention runs as here ('auto' resolved): 'paged', 'flash' or 'sdpa'. */
+  get decodeAttentionKind(): ResolvedDecodeAttention {
+    return this.decodeAttention;
+  }
   private readonly tokenizer?: { decode(ids: number[]): string };
   /** Stacked q/k/v and gate/up weights (null: the model's own layout). */
   private readonly fused: FusedWeights | null;
@@ -261,13 +268,16 @@ export class Engine implements Generator, Disposable {
     this.maxBatchSize = o.maxBatchSize ?? 64;
     this.maxLength = o.maxLength ?? Math.min(Number(model.config.max_position_embeddings ?? 4096), 4096);
     this.maxPrefillTokens = o.maxPrefillTokens ?? 8192;
-    const flashDecode = usesFlashAttention(
-      o.decodeAttention ?? 'auto',
-      model.device,
-      model.computeDtype,
-      model.spec.headDim,
-    );
-    this.blockSize = o.blockSize ?? (flashDecode ? FLASH_PAGED_BLOCK : 16);
+    this.decodeAttention = resolveDecodeAttention(o.decodeAttention ?? 'auto', {
+      device: model.device,
+      dtype: model.computeDtype,
+      headDim: model.spec.headDim,
+      numHeads: model.spec.numHeads,
+      numKvHeads: model.spec.numKvHeads,
+    });
+    // flash reads blocks in place only when it takes a block table and they hold a multiple of 256 tokens
+    const flashInPlace = this.decodeAttention === 'flash' && model.device !== 'cpu' && flashTakesBlockTable();
+    this.blockSize = o.blockSize ?? (flashInPlace ? FLASH_PAGED_BLOCK : 16);
     for (const [k, v] of [
       ['maxBatchSize', this.maxBatchSize],
       ['maxLength', this.maxLength],
@@ -285,7 +295,6 @@ export class Engine implements Generator, Disposable {
     }
     this.eosTokenIds = o.eosTokenIds ?? eosFromModel(model);
     this.prefillAttention = o.prefillAttention ?? model.attention;
-    this.decodeAttention = o.decodeAttention ?? 'auto';
     this.tokenizer = o.tokenizer;
     const { spec } = model;
     const blockShape = {
@@ -316,6 +325,14 @@ export class Engine implements Generator, Disposable {
     this.fused = (o.fuseWeights ?? model.device !== 'cpu') ? new FusedWeights(spec, base.layers) : null;
     this.generation = this.fused ? { ...base, layers: this.fused.layers } : base;
     this.graphsOn = !o.enforceEager && model.device !== 'cpu';
+    if (this.decodeAttention === 'paged') {
+      if (model.device === 'cpu' || model.computeDtype !== 'bfloat16' || !torch.hasPagedDecodeAttention())
+        throw new UserError(
+          `Engine: decodeAttention 'paged' runs on CUDA in bf16 with an addon built against a CUDA libtorch; this engine is ${model.device} ${model.computeDtype}: use 'auto', 'flash' or 'sdpa'`,
+        );
+      // compiled now: a CUDA graph capture cannot load a kernel
+      torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads);
+    }
     this.cache = this.newCache();
   }
 
@@ -717,8 +734,10 @@ export class Engine implements Generator, Disposable {
     const B = reqs.length;
     const needed = Math.max(...reqs.map((r) => Math.floor(r.cached / this.blockSize) + 1));
     // On CUDA the width is bucketed as the graphs bucket it (a few blocks more at most), so eager and
-    // graph steps run the same kernels.
-    const W = device === 'cpu' ? needed : graphWidth(needed, Math.ceil(this.maxLength / this.blockSize));
+    // graph steps run the same kernels; the paged kernel reads only each row's own blocks whatever the
+    // width, so it runs at the widest, one graph per batch size.
+    const maxWidth = Math.ceil(this.maxLength / this.blockSize);
+    const W = device === 'cpu' ? needed : this.decodeAttention === 'paged' ? maxWidth : graphWidth(needed, maxWidth);
     if (this.graphsOn) {
       const out = this.decodeGraphed(reqs, W);
       if (out) return out;

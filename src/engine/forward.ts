@@ -89,7 +89,10 @@ export function prefill(m: GenerationModel, cache: KVCache, o: PrefillInputs): T
   return logitsOf(m, hidden.indexSelect(0, o.lastIndex));
 }
 
-export type DecodeAttention = AttentionBackend;
+/** 'paged': our kernel reading the paged cache in place (CUDA, bf16; torch.pagedDecodeAttention). */
+export type DecodeAttention = AttentionBackend | 'paged';
+/** What a decode-attention choice comes to on a given cache. */
+export type ResolvedDecodeAttention = Exclude<DecodeAttention, 'auto'>;
 
 /** The decode step's static input buffers (see the contract at the top of this file). */
 export interface DecodeInputs {
@@ -111,8 +114,38 @@ export interface DecodeInputs {
 /** Flash attention reads a paged cache in place (its block_table) only for blocks of a multiple of this many tokens (flash-attention 2's paged KV). */
 export const FLASH_PAGED_BLOCK = 256;
 
+let flashBlockTable: boolean | undefined;
+/** Whether this libtorch's flash attention takes a block table (PyTorch 2.13 does, 2.11 does not). */
+export function flashTakesBlockTable(): boolean {
+  flashBlockTable ??= torch.atenSchema('_flash_attention_forward').includes('block_table');
+  return flashBlockTable;
+}
+
+/**
+ * The decode attention a choice runs as: 'auto' is our paged kernel where it runs (a CUDA build,
+ * bf16, head dim 64/128/256, at most 8 query heads per KV head), else flash where it runs, else SDPA.
+ */
+export function resolveDecodeAttention(
+  attention: DecodeAttention,
+  o: { device: torch.Device; dtype: torch.DType; headDim: number; numHeads: number; numKvHeads: number },
+): ResolvedDecodeAttention {
+  if (attention !== 'auto') return attention;
+  const group = o.numHeads / o.numKvHeads;
+  if (
+    o.device !== 'cpu' &&
+    o.dtype === 'bfloat16' &&
+    [64, 128, 256].includes(o.headDim) &&
+    Number.isInteger(group) &&
+    group <= 8 &&
+    torch.hasPagedDecodeAttention()
+  )
+    return 'paged';
+  return usesFlashAttention('auto', o.device, o.dtype, o.headDim) ? 'flash' : 'sdpa';
+}
+
 /** Whether decode attention with this choice runs as flash attention on this cache. */
 export function decodeUsesFlash(cache: KVCache, attention: DecodeAttention, headDim: number): boolean {
+  if (attention === 'paged') return false;
   return usesFlashAttention(attention, cache.device, cache.dtype, headDim);
 }
 
@@ -129,8 +162,25 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
   const L = W * bs;
   const device = cache.device;
   const lengths = o.positions.add(1); // [B]
-  const flash = decodeUsesFlash(cache, o.attention ?? 'auto', spec.headDim);
-  const inPlace = flash && bs % FLASH_PAGED_BLOCK === 0;
+  const attention = resolveDecodeAttention(o.attention ?? 'auto', {
+    device,
+    dtype: cache.dtype,
+    headDim: spec.headDim,
+    numHeads: spec.numHeads,
+    numKvHeads: spec.numKvHeads,
+  });
+  if (attention === 'paged') {
+    const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
+      cache.write(layer, o.slots, k, v);
+      return torch.pagedDecodeAttention(q.contiguous(), cache.k[layer], cache.v[layer], o.blockTables, o.positions, {
+        blockSize: bs,
+        scale,
+      });
+    });
+    return logitsOf(m, hidden);
+  }
+  const flash = decodeUsesFlash(cache, attention, spec.headDim);
+  const inPlace = flash && bs % FLASH_PAGED_BLOCK === 0 && flashTakesBlockTable();
   // [B, L]: the slots of every column each row may read, in position order (to gather them)
   const columns = inPlace
     ? null
@@ -173,7 +223,8 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
         null,
         flashArgs.seqused,
         null,
-        flashArgs.blockTable,
+        // only a libtorch whose flash takes a block table is given one (2.11's takes one argument fewer)
+        ...(flashArgs.blockTable ? [flashArgs.blockTable] : []),
       ) as (Tensor | null)[];
       for (const t of rest) t?.dispose();
       return out!;

@@ -1,7 +1,7 @@
 // Gradient mode and gradient computation. libtorch's grad mode is per thread and all
 // our calls run on the JS main thread, so mode scopes must stay synchronous.
 import { native } from './native.js';
-import { Tensor, wrap } from './tensor.js';
+import { type Tensor, wrap } from './tensor.js';
 import { toTorchError } from './errors.js';
 
 export function isGradEnabled(): boolean {

@@ -69,8 +69,9 @@ export {
   torchVersion,
   type CudaMemoryStats,
 } from './device-runtime.js';
-export { aten } from './op.js';
+export { aten, atenSchema } from './op.js';
 export { CUDAGraph, graphPoolHandle, type GraphPool } from './cuda-graph.js';
+export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttention } from './paged-attention.js';
 export { shareTensor, adoptTensor, releaseShared } from './threads.js';
 export {
   ProcessGroup,

@@ -63,6 +63,16 @@ export interface NativeBinding {
   cudaGraphCaptureEnd(g: GraphHandle): void;
   cudaGraphReplay(g: GraphHandle): void;
   cudaGraphReset(g: GraphHandle): void;
+  pagedDecodeAttention(
+    q: Handle,
+    k: Handle,
+    v: Handle,
+    blockTables: Handle,
+    positions: Handle,
+    blockSize: number,
+    scale: number,
+  ): Handle;
+  pagedDecodeAttentionPrepare(device: number, headDim: number, group: number): void;
   shareTensor(h: Handle): number;
   adoptTensor(id: number): Handle;
   releaseShared(id: number): void;

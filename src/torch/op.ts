@@ -41,6 +41,11 @@ export function aten<N extends string, O extends string = ''>(name: N, overload?
   return call as AtenOp<N, O>;
 }
 
+/** An ATen operator's schema as this libtorch has it (e.g. to see whether it takes an argument that other versions lack). */
+export function atenSchema(name: string, overload = ''): string {
+  return native.opSchema(native.resolveOp(`aten::${name}`, overload));
+}
+
 function handleOrValue(x: unknown): unknown {
   return x instanceof Tensor ? x.handle$ : x;
 }

@@ -6,7 +6,7 @@ import { UserError } from '../errors.js';
 import type { DType } from './dtype.js';
 import { itemSize } from './dtype.js';
 import type { Device } from './device.js';
-import { Tensor } from './tensor.js';
+import type { Tensor } from './tensor.js';
 import { fromBytes, toBytes } from './factory.js';
 
 const toFormat: Partial<Record<DType, string>> = {

@@ -148,6 +148,7 @@ const SHOWN: [string, string][] = [
   ['train/lr', 'lr'],
   ['timing_s/gen', 'gen_s'],
   ['timing_s/step', 's'],
+  ['perf/max_memory_allocated_gb', 'mem_gb'],
 ];
 
 /** "step 3/40 | reward 0.412 | pg_loss -0.01 | ..." with whatever of the usual metrics is there. */

@@ -144,6 +144,18 @@ function skipReason(batch: RolloutBatch, nonFinite: number): string {
   return parts.join('; ');
 }
 
+/** verl's perf/max_memory_{allocated,reserved}_gb on a CUDA device: the peaks since the last step's, in GiB. */
+function deviceMemoryMetrics(device: string): Record<string, number> {
+  if (!device.startsWith('cuda')) return {};
+  const index = Number(device.split(':')[1] ?? 0);
+  const stats = torch.cuda.memoryStats(index);
+  torch.cuda.resetPeakMemoryStats(index);
+  return {
+    'perf/max_memory_allocated_gb': stats.peakAllocated / 2 ** 30,
+    'perf/max_memory_reserved_gb': stats.peakReserved / 2 ** 30,
+  };
+}
+
 export class Trainer implements Disposable {
   readonly options: TrainerOptions;
   /** Training steps done (the next step's 0-based index). */
@@ -414,6 +426,7 @@ export class Trainer implements Disposable {
     if (t.testFreq > 0 && this.components.valData?.length && (this.globalStep % t.testFreq === 0 || last))
       Object.assign(metrics, await this.validate());
     metrics['timing_s/step'] = (performance.now() - started) / 1000;
+    Object.assign(metrics, deviceMemoryMetrics(this.components.policy.device));
     // The step's metrics line goes before its checkpoint: a run killed between the two resumes from
     // the previous checkpoint and cuts this line (cutAfter); the other order could leave a
     // checkpoint whose step has no line, which a resume would never write.

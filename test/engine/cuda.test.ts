@@ -20,7 +20,8 @@ describe('engine on CUDA', { skip }, () => {
   it('flash decode over blocks out of order (16-token blocks gathered, 256-token blocks read in place) equals SDPA decode', () => {
     const prompts = [...PROMPTS, Array.from({ length: 300 }, (_, i) => (i * 7 + 5) % 250)];
     for (const family of ['qwen3', 'llama'] as const) {
-      const model = createCausalLM(tinyConfig(family, { initializer_range: 0.1 }), {
+      // head dim 64: the paged kernel's smallest (tiny models' default 16 is not one of its sizes)
+      const model = createCausalLM(tinyConfig(family, { initializer_range: 0.1, head_dim: 64 }), {
         seed: 4,
         device: 'cuda:0',
         dtype: 'bfloat16',
@@ -74,15 +75,83 @@ describe('engine on CUDA', { skip }, () => {
                 { device: 'cuda:0' },
               ),
             };
-            const flash = decodeStep(m, cache, { ...inputs, attention: 'flash' });
             const sdpa = decodeStep(m, cache, { ...inputs, attention: 'sdpa' });
-            const rel = flash.sub(sdpa).abs().max().item() / sdpa.abs().max().item();
-            assert.ok(rel < 2e-2, `${family}, blocks of ${BS}: flash vs sdpa decode logits, relative max diff ${rel}`);
+            for (const attention of ['flash', 'paged'] as const) {
+              const out = decodeStep(m, cache, { ...inputs, attention });
+              const rel = out.sub(sdpa).abs().max().item() / sdpa.abs().max().item();
+              assert.ok(
+                rel < 2e-2,
+                `${family}, blocks of ${BS}: ${attention} vs sdpa decode logits, relative max diff ${rel}`,
+              );
+            }
           }),
         );
       }
       m.invFreq.dispose();
       model.dispose();
+    }
+  });
+
+  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (4, 8 and 16 warps, groups 1 to 8, head dims 64 to 256)', () => {
+    const BS = 16;
+    for (const [B, Hkv, G, D] of [
+      [5, 8, 2, 128],
+      [5, 4, 4, 64],
+      [10, 8, 4, 128], // (KV head, row) blocks: 80 of 16 warps, 200 of 8, 320 of 4 (H200: 132 SMs)
+      [25, 8, 1, 128],
+      [40, 8, 2, 128],
+      [3, 2, 8, 128],
+      [3, 8, 1, 256],
+    ]) {
+      torch.noGrad(() =>
+        torch.scope(() => {
+          const device = 'cuda:0' as const;
+          const lens = Array.from({ length: B }, (_, b) => [1, 5, 37, 300, 2000][b % 5] + b);
+          const need = lens.map((l) => Math.ceil(l / BS));
+          const numBlocks = need.reduce((a, b) => a + b, 0) + 3;
+          const order = Array.from({ length: numBlocks }, (_, i) => (i * 7 + 3) % numBlocks);
+          let next = 0;
+          const tables = need.map((n) => {
+            const t = order.slice(next, next + n);
+            next += n;
+            return t;
+          });
+          const W = Math.max(...need) + 2; // wider than any row needs: the kernel reads only its own blocks
+          torch.manualSeed(B * 100 + G);
+          const k = torch.randn([numBlocks * BS, Hkv, D], { device, dtype: 'bfloat16' });
+          const v = torch.randn([numBlocks * BS, Hkv, D], { device, dtype: 'bfloat16' });
+          const q = torch.randn([B, Hkv * G, D], { device, dtype: 'bfloat16' });
+          const blockTables = torch.tensor(
+            tables.map((t) => Array.from({ length: W }, (_, j) => t[j] ?? numBlocks - 1)),
+            { device },
+          );
+          const positions = torch.tensor(
+            lens.map((l) => l - 1),
+            { device },
+          );
+          const scale = 1 / Math.sqrt(D);
+          const out = torch.pagedDecodeAttention(q, k, v, blockTables, positions, { blockSize: BS, scale });
+          assert.deepEqual(out.shape, [B, Hkv * G, D]);
+          for (let b = 0; b < B; b++) {
+            const slots = torch.tensor(
+              Array.from({ length: lens[b] }, (_, p) => tables[b][Math.floor(p / BS)] * BS + (p % BS)),
+              { device },
+            );
+            const kb = k.indexSelect(0, slots).float().transpose(0, 1).unsqueeze(0); // [1, Hkv, L, D]
+            const vb = v.indexSelect(0, slots).float().transpose(0, 1).unsqueeze(0);
+            const qb = q.narrow(0, b, 1).float().unsqueeze(2); // [1, Hq, 1, D]
+            const ref = torch
+              .scaledDotProductAttention(qb, kb, vb, { scale, enableGqa: G > 1 })
+              .squeeze(2)
+              .squeeze(0);
+            const diff = out.narrow(0, b, 1).squeeze(0).float().sub(ref).abs().max().item();
+            assert.ok(
+              diff < 2e-2,
+              `B ${B}, Hkv ${Hkv}, G ${G}, D ${D}, row ${b} (${lens[b]} tokens): max |diff| ${diff}`,
+            );
+          }
+        }),
+      );
     }
   });
 
@@ -155,46 +224,51 @@ describe('CUDA graphs', { skip }, () => {
     // eager work still runs on the default stream afterwards, and a new capture works
     assert.equal(
       torch.scope(() => x.add(1).sum().item()),
-      11.5,
+      13.5, // [-1, 0, 10, 0.5] + 1 = [0, 1, 11, 1.5]
     );
     const again = new torch.CUDAGraph();
     const z = again.capture(() => x.neg(), { device: 'cuda:0' });
     again.replay();
-    assert.deepEqual(z.toArray(), [1, 0, -10, -0.5]);
+    assert.deepEqual(z.toArray(), [1, -0, -10, -0.5]); // -(0) is -0
     again.dispose();
     x.dispose();
   });
 
-  it('a bf16 engine gives the same greedy ids with CUDA graphs as with enforceEager, batch growing and shrinking', async () => {
-    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1 }), {
-      seed: 7,
-      device: 'cuda:0',
-      dtype: 'bfloat16',
+  for (const [headDim, attention] of [
+    [16, 'flash'],
+    [64, 'paged'],
+  ] as const)
+    it(`a bf16 engine gives the same greedy ids with CUDA graphs as with enforceEager, batch growing and shrinking (${attention} decode)`, async () => {
+      const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: headDim }), {
+        seed: 7,
+        device: 'cuda:0',
+        dtype: 'bfloat16',
+      });
+      const before = torch.liveTensors();
+      const eager = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [], enforceEager: true });
+      const graphed = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [] });
+      assert.equal(graphed.decodeAttentionKind, attention, 'auto decode attention');
+      assert.equal(eager.usesCudaGraphs, false);
+      assert.equal(graphed.usesCudaGraphs, true);
+      // all four together (bucket 4), then lengths that end at different steps (4 -> 3 -> 2 -> 1 rows)
+      for (const maxTokens of [
+        [24, 24, 24, 24],
+        [30, 9, 17, 4],
+      ]) {
+        const run = (e: Engine) =>
+          Promise.all(PROMPTS.map((p, i) => e.generate(p, { maxTokens: maxTokens[i], temperature: 0 })));
+        const a = await run(eager);
+        const b = await run(graphed);
+        assert.deepEqual(
+          b.map((o) => o.tokenIds),
+          a.map((o) => o.tokenIds),
+        );
+        b.forEach((o, i) => assert.ok(Math.max(...o.logprobs!.map((x, j) => Math.abs(x - a[i].logprobs![j]))) < 1e-2));
+        graphed.releaseCache(); // the next round captures again over a new cache
+      }
+      eager.dispose();
+      graphed.dispose();
+      assert.equal(torch.liveTensors(), before);
+      model.dispose();
     });
-    const before = torch.liveTensors();
-    const eager = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [], enforceEager: true });
-    const graphed = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [] });
-    assert.equal(eager.usesCudaGraphs, false);
-    assert.equal(graphed.usesCudaGraphs, true);
-    // all four together (bucket 4), then lengths that end at different steps (4 -> 3 -> 2 -> 1 rows)
-    for (const maxTokens of [
-      [24, 24, 24, 24],
-      [30, 9, 17, 4],
-    ]) {
-      const run = (e: Engine) =>
-        Promise.all(PROMPTS.map((p, i) => e.generate(p, { maxTokens: maxTokens[i], temperature: 0 })));
-      const a = await run(eager);
-      const b = await run(graphed);
-      assert.deepEqual(
-        b.map((o) => o.tokenIds),
-        a.map((o) => o.tokenIds),
-      );
-      b.forEach((o, i) => assert.ok(Math.max(...o.logprobs!.map((x, j) => Math.abs(x - a[i].logprobs![j]))) < 1e-2));
-      graphed.releaseCache(); // the next round captures again over a new cache
-    }
-    eager.dispose();
-    graphed.dispose();
-    assert.equal(torch.liveTensors(), before);
-    model.dispose();
-  });
 });

@@ -195,6 +195,15 @@ describe('engine: paged KV cache', () => {
         /holds 3 blocks of 16 tokens, fewer than the 4 one sequence of max length 64 needs/.test(e.message),
     );
     assert.throws(() => new Engine(model, { gpuMemoryUtilization: 1.5 }), /gpuMemoryUtilization must be in \(0, 1\]/);
+    // on the CPU, 'auto' decode attention is SDPA and the CUDA kernel is refused by name
+    {
+      using cpuEngine = new Engine(model, { maxLength: 64 });
+      assert.equal(cpuEngine.decodeAttentionKind, 'sdpa');
+    }
+    assert.throws(
+      () => new Engine(model, { maxLength: 64, decodeAttention: 'paged' }),
+      (e: unknown) => e instanceof UserError && /'paged' runs on CUDA in bf16/.test(e.message),
+    );
     assert.throws(() => new Engine(model, { gpuMemoryUtilization: 1e-12 }), /raise gpu_memory_utilization/);
 
     using engine = new Engine(model, { maxBatchSize: 4, maxLength: 48, blockSize: 4, eosTokenIds: [] });

@@ -1,0 +1,53 @@
+// Decode attention over a paged KV cache, read in place (native/src/paged_attention.cc: a CUDA
+// kernel compiled at run time by NVRTC). For each sequence b, q[b] (one token, Hq heads) attends
+// over the tokens [0, positions[b]] that its block table places in the cache: token p lives at
+// slot blockTables[b][p / blockSize] * blockSize + p % blockSize of k and v ([slots, Hkv, D]).
+import { native } from './native.js';
+import { toTorchError } from './errors.js';
+import { type Tensor, wrap } from './tensor.js';
+import type { Device } from './device.js';
+
+/** Whether this addon has the kernel (a build against a CUDA libtorch). */
+export function hasPagedDecodeAttention(): boolean {
+  return native.builtWithCuda;
+}
+
+/** Compiles and loads the kernel for this head dim and group size now (it cannot be during a CUDA graph capture). */
+export function preparePagedDecodeAttention(device: Device, headDim: number, group: number): void {
+  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
+  try {
+    native.pagedDecodeAttentionPrepare(index, headDim, group);
+  } catch (e) {
+    throw toTorchError(e, 'pagedDecodeAttentionPrepare', []);
+  }
+}
+
+/**
+ * out [B, Hq, D] = softmax(q k^T * scale) v per sequence over its cached tokens. q: bf16 [B, Hq, D];
+ * k, v: bf16 [slots, Hkv, D] (Hq a multiple of Hkv, at most 8 times); blockTables: int64 [B, W];
+ * positions: int64 [B].
+ */
+export function pagedDecodeAttention(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  blockTables: Tensor,
+  positions: Tensor,
+  o: { blockSize: number; scale: number },
+): Tensor {
+  try {
+    return wrap(
+      native.pagedDecodeAttention(
+        q.handle$,
+        k.handle$,
+        v.handle$,
+        blockTables.handle$,
+        positions.handle$,
+        o.blockSize,
+        o.scale,
+      ),
+    );
+  } catch (e) {
+    throw toTorchError(e, 'pagedDecodeAttention', [q.shape, k.shape, blockTables.shape]);
+  }
+}
