@@ -13,13 +13,19 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as torch from '../../src/torch/index.js';
-import { loadCausalLM } from '../../src/models/index.js';
-import { Engine, VllmGenerator } from '../../src/engine/index.js';
+import { VllmGenerator } from '../../src/engine/index.js';
 import { freePort } from '../../src/cli/launch.js';
 import { startServing, type ServingModel } from '../../src/cli/serve.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
-import { assertServerHoldsTrainerWeights, dumpedPolicyVersions, remoteTrainConfig } from '../helpers/remote-train.js';
+import {
+  assertServerHoldsTrainerWeights,
+  dumpedPolicyVersions,
+  engineIds,
+  greedy,
+  prompt,
+  remoteTrainConfig,
+} from '../helpers/remote-train.js';
 
 torch.setNumThreads(1);
 
@@ -27,8 +33,6 @@ let dir: string;
 let modelA: string;
 let modelB: string;
 let server: ServingModel;
-const greedy = { maxTokens: 6, temperature: 0, ignoreEos: true };
-const prompt = [9707, 11, 1879, 0, 3555];
 const serverRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
 
 before(async () => {
@@ -41,18 +45,6 @@ after(async () => {
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The ids an in-process engine over `modelDir` generates greedily for `prompt`. */
-async function engineIds(modelDir: string): Promise<number[]> {
-  const model = loadCausalLM(modelDir, { device: 'cpu' });
-  const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64 });
-  try {
-    return (await engine.generate(prompt, greedy)).tokenIds;
-  } finally {
-    engine.dispose();
-    model.dispose();
-  }
-}
 
 describe('agent-r1 serve over the vLLM API', () => {
   it('generates the engine’s greedy ids with logprobs, then the new model’s after reload_weights', async () => {

@@ -11,14 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
-import { loadCausalLM } from '../../src/models/index.js';
-import { Engine, GeneratorRouter, RemoteGeneratorError, SglangGenerator } from '../../src/engine/index.js';
+import { GeneratorRouter, RemoteGeneratorError, SglangGenerator } from '../../src/engine/index.js';
 import type { Generator } from '../../src/engine/index.js';
 import { freePort } from '../../src/cli/launch.js';
 import { startServing, type ServingModel } from '../../src/cli/serve.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
-import { assertServerHoldsTrainerWeights, dumpedPolicyVersions, remoteTrainConfig } from '../helpers/remote-train.js';
+import {
+  assertServerHoldsTrainerWeights,
+  dumpedPolicyVersions,
+  engineIds,
+  greedy,
+  prompt,
+  remoteTrainConfig,
+} from '../helpers/remote-train.js';
 
 torch.setNumThreads(1);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,8 +35,6 @@ let modelB: string;
 let server: ServingModel;
 /** SGLang's routes live at the host's root, the OpenAI ones under /v1. */
 const hostRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
-const greedy = { maxTokens: 6, temperature: 0, ignoreEos: true };
-const prompt = [9707, 11, 1879, 0, 3555];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-remote-'));
@@ -42,18 +46,6 @@ after(async () => {
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The ids an in-process engine over `modelDir` generates greedily for `prompt`. */
-async function engineIds(modelDir: string): Promise<number[]> {
-  const model = loadCausalLM(modelDir, { device: 'cpu' });
-  const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64 });
-  try {
-    return (await engine.generate(prompt, greedy)).tokenIds;
-  } finally {
-    engine.dispose();
-    model.dispose();
-  }
-}
 
 describe('agent-r1 serve over the SGLang API', () => {
   it('generates the engine’s greedy ids with logprobs, then the new model’s after update_weights_from_disk', async () => {

@@ -7,10 +7,27 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
 import { type CausalLM, loadCausalLM } from '../../src/models/index.js';
+import { Engine } from '../../src/engine/index.js';
 import { type AgentR1Config, loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** What the served-model tests ask for: six greedy tokens (EOS ignored) after a fixed prompt. */
+export const greedy = { maxTokens: 6, temperature: 0, ignoreEos: true };
+export const prompt = [9707, 11, 1879, 0, 3555];
+
+/** The ids an in-process engine over `modelDir` generates greedily for `prompt`. */
+export async function engineIds(modelDir: string): Promise<number[]> {
+  const model = loadCausalLM(modelDir, { device: 'cpu' });
+  const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64 });
+  try {
+    return (await engine.generate(prompt, greedy)).tokenIds;
+  } finally {
+    engine.dispose();
+    model.dispose();
+  }
+}
 const source = fileURLToPath(new URL('../../../shared/data/gsm8k/test.jsonl', import.meta.url));
 
 /** Writes the training rows under `dir` and returns the config; rollout dumps go to `dir`/dumps. */

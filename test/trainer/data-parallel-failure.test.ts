@@ -5,28 +5,18 @@
 // A launcher killed itself leaves no rank behind.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
-import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
+import { startNode, tinyToolTask, twoRankTrainArgs } from '../helpers/ranks.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
-let model: string;
-let train: string;
+let task: { model: string; train: string };
 let faults: string;
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-dp-fail-'));
-  model = writeTinyQwen3(join(dir, 'tiny'), { hidden: 16 });
-  const rows = gsm8kRowsFromFile(fileURLToPath(new URL('../../../shared/data/gsm8k/test.jsonl', import.meta.url)), {
-    split: 'test',
-    tool: true,
-  });
-  train = join(dir, 'train.jsonl');
-  writeRows(train, rows.slice(0, 4), 'jsonl');
+  task = tinyToolTask(dir, { hidden: 16, rows: 4 });
   faults = join(dir, 'rank-faults.mjs');
   writeFileSync(
     faults,
@@ -42,43 +32,20 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `agent-r1 train` with 2 ranks scored by `reward` (a function of rank-faults.mjs); resolves when it exits. */
 function startTraining(reward: string, extra: string[] = []) {
-  const args = [
-    '--import',
-    'tsx',
-    join(root, 'src', 'cli', 'main.ts'),
-    'train',
-    '--config',
-    join(root, 'recipes', 'gsm8k_tool', 'config.yaml'),
-    `data.train_files=${train}`,
-    'data.val_files=[]',
+  const args = twoRankTrainArgs(task, [
     'data.train_batch_size=2',
-    `actor_rollout_ref.model.path=${model}`,
     'actor_rollout_ref.actor.ppo_mini_batch_size=2',
     'actor_rollout_ref.rollout.n=1',
-    'actor_rollout_ref.rollout.prompt_length=1024',
     'actor_rollout_ref.rollout.response_length=4',
     `custom_reward_function.path=${faults}`,
     `custom_reward_function.name=${reward}`,
     'trainer.total_training_steps=2',
-    'trainer.test_freq=0',
     'trainer.save_freq=-1',
-    'trainer.val_before_train=false',
     'trainer.resume_mode=disable',
     `trainer.default_local_dir=${join(dir, reward)}`,
-    'trainer.logger=[]',
-    'trainer.device=cpu',
-    'trainer.n_gpus_per_node=2',
     ...extra,
-  ];
-  const started = performance.now();
-  const child = spawn(process.execPath, args, { env: { ...process.env, OMP_NUM_THREADS: '1' } });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; seconds: number; out: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, seconds: (performance.now() - started) / 1000, out })),
-  );
-  return { child, exited, output: () => out };
+  ]);
+  return startNode(args);
 }
 
 /** The pids of `pid`'s child processes (pgrep exits 1 when there is none). */

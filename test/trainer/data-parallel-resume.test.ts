@@ -4,47 +4,26 @@
 // metrics.jsonl holds the same lines (timings aside).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as torch from '../../src/torch/index.js';
-import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
-import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
+import { maxSafetensorsDiff as maxDiff, startNode, tinyToolTask, twoRankTrainArgs } from '../helpers/ranks.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const STEPS = 3;
 let dir: string;
-let model: string;
-let train: string;
+let task: { model: string; train: string };
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'agent-r1-dp-resume-'));
-  model = writeTinyQwen3(join(dir, 'tiny'), { hidden: 16 });
-  const rows = gsm8kRowsFromFile(fileURLToPath(new URL('../../../shared/data/gsm8k/test.jsonl', import.meta.url)), {
-    split: 'test',
-    tool: true,
-  });
-  train = join(dir, 'train.jsonl');
   // 8 rows in batches of 4: step 3 is in the second epoch (a new shuffle)
-  writeRows(train, rows.slice(0, 8), 'jsonl');
+  task = tinyToolTask(dir, { hidden: 16, rows: 8 });
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `agent-r1 train` with 2 ranks into `ckpt`, in a process group of its own (so the test can kill it whole). */
 function startTraining(ckpt: string) {
-  const args = [
-    '--import',
-    'tsx',
-    join(root, 'src', 'cli', 'main.ts'),
-    'train',
-    '--config',
-    join(root, 'recipes', 'gsm8k_tool', 'config.yaml'),
-    `data.train_files=${train}`,
-    'data.val_files=[]',
+  const args = twoRankTrainArgs(task, [
     'data.train_batch_size=4',
     'data.seed=7',
-    `actor_rollout_ref.model.path=${model}`,
     'actor_rollout_ref.actor.optim.lr=1e-3',
     'actor_rollout_ref.actor.ppo_mini_batch_size=2',
     // a gradient whatever the rewards (a random tiny model earns none): every step moves the weights
@@ -53,27 +32,14 @@ function startTraining(ckpt: string) {
     'actor_rollout_ref.actor.use_kl_loss=false',
     'actor_rollout_ref.rollout.n=2',
     'actor_rollout_ref.rollout.temperature=1.0',
-    'actor_rollout_ref.rollout.prompt_length=1024',
     'actor_rollout_ref.rollout.response_length=4',
     `trainer.total_training_steps=${STEPS}`,
-    'trainer.test_freq=0',
     'trainer.save_freq=1',
-    'trainer.val_before_train=false',
     'trainer.resume_mode=auto',
     `trainer.default_local_dir=${ckpt}`,
-    'trainer.logger=[]',
-    'trainer.device=cpu',
     'trainer.seed=3',
-    'trainer.n_gpus_per_node=2',
-  ];
-  const child = spawn(process.execPath, args, { env: { ...process.env, OMP_NUM_THREADS: '1' }, detached: true });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal, out })),
-  );
-  return { child, exited };
+  ]);
+  return startNode(args, { detached: true });
 }
 
 const latest = (ckpt: string): number | undefined => {
@@ -91,24 +57,6 @@ function metricLines(ckpt: string): Record<string, number>[] {
       (m) =>
         Object.fromEntries(Object.entries(m).filter(([k]) => !/^timing_s\/|_s\//.test(k))) as Record<string, number>,
     );
-}
-
-/** Max |a - b| over two safetensors files holding the same names. */
-function maxDiff(a: string, b: string): number {
-  const x = torch.readSafetensors(a);
-  const y = torch.readSafetensors(b);
-  try {
-    assert.deepEqual([...x.keys()].sort(), [...y.keys()].sort());
-    let d = 0;
-    for (const [k, t] of x)
-      d = Math.max(
-        d,
-        torch.scope(() => t.sub(y.get(k)!).abs().max().item()),
-      );
-    return d;
-  } finally {
-    for (const t of [...x.values(), ...y.values()]) t.dispose();
-  }
 }
 
 describe('agent-r1 train with 2 ranks, killed and resumed', () => {

@@ -4,13 +4,11 @@
 // from it (on 2 ranks or on 1 process) ends where the uninterrupted run ends.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as torch from '../../src/torch/index.js';
-import { freePort } from '../../src/cli/launch.js';
+import { lastJsonLine, maxSafetensorsDiff, runRanks, runWorker } from '../helpers/ranks.js';
 
 const worker = fileURLToPath(new URL('../helpers/zero-trainer-worker.ts', import.meta.url));
 const unitWorker = fileURLToPath(new URL('../helpers/zero-optimizer-worker.ts', import.meta.url));
@@ -32,63 +30,18 @@ interface Report {
   critic: Size;
 }
 
-function run<T = Report>(env: Record<string, string>, script = worker): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, OMP_NUM_THREADS: '1', ...env },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T)
-        : reject(new Error(`worker exited ${code}: ${err}`)),
-    ),
-  );
-}
+const run = async <T = Report>(env: Record<string, string>, script = worker): Promise<T> =>
+  lastJsonLine<T>(await runWorker(script, env));
 
 async function twoRanks(name: string, env: Record<string, string>): Promise<Report[]> {
-  const port = String(await freePort());
-  return Promise.all(
-    [0, 1].map((r) =>
-      run({
-        ...env,
-        RANK: String(r),
-        WORLD_SIZE: '2',
-        MASTER_ADDR: '127.0.0.1',
-        MASTER_PORT: port,
-        OUT: join(dir, `${name}-rank${r}.safetensors`),
-      }),
-    ),
-  );
+  const outs = await runRanks(worker, 2, (r) => ({ ...env, OUT: join(dir, `${name}-rank${r}.safetensors`) }));
+  return outs.map((o) => lastJsonLine<Report>(o));
 }
 
-/** Max |a - b| over two safetensors files, which must hold the same keys and shapes. */
-function maxDiff(a: string, b: string): number {
-  const x = torch.readSafetensors(a);
-  const y = torch.readSafetensors(b);
-  try {
-    assert.deepEqual([...x.keys()].sort(), [...y.keys()].sort(), `${a} and ${b} hold the same tensors`);
-    let d = 0;
-    for (const [k, t] of x) {
-      assert.deepEqual(t.shape, y.get(k)!.shape, k);
-      d = Math.max(
-        d,
-        torch.scope(() => t.sub(y.get(k)!).abs().max().item()),
-      );
-    }
-    return d;
-  } finally {
-    for (const t of [...x.values(), ...y.values()]) t.dispose();
-  }
-}
+const maxDiff = maxSafetensorsDiff;
 
 describe('ZeroAdamW (2 Gloo ranks)', () => {
   it('steps, clips, gathers and loads as AdamW on the summed gradients (3 buckets, parameters across slices)', async () => {
-    const port = String(await freePort());
-    const env = (r: number) => ({ RANK: String(r), WORLD_SIZE: '2', MASTER_ADDR: '127.0.0.1', MASTER_PORT: port });
     type Unit = {
       rank: number;
       paramDiff: number;
@@ -99,7 +52,7 @@ describe('ZeroAdamW (2 Gloo ranks)', () => {
       resumedDiff: number;
       bytes: { local: number; unsharded: number };
     };
-    const [a, b] = await Promise.all([0, 1].map((r) => run<Unit>(env(r), unitWorker)));
+    const [a, b] = (await runRanks(unitWorker, 2, () => ({}))).map((o) => lastJsonLine<Unit>(o));
     for (const x of [a, b]) {
       assert.ok(x.paramDiff < 1e-12, `rank ${x.rank}: parameters after 2 steps differ by ${x.paramDiff}`);
       assert.ok(x.resumedDiff < 1e-12, `rank ${x.rank}: a step after loading the state differs by ${x.resumedDiff}`);
