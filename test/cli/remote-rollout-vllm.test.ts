@@ -20,11 +20,11 @@ import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 import {
   assertServerHoldsTrainerWeights,
-  dumpedPolicyVersions,
   engineIds,
   greedy,
   prompt,
   remoteTrainConfig,
+  trainTwoStepsOnServe,
 } from '../helpers/remote-train.js';
 
 torch.setNumThreads(1);
@@ -110,28 +110,7 @@ describe('agent-r1 serve over the vLLM API', () => {
 
 describe('agent-r1 train with rollout.name=vllm', () => {
   it('trains 2 steps on a served model; afterwards the server holds the trainer’s weights', async () => {
-    const served = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
-    const runDir = mkdtempSync(join(dir, 'train-'));
-    try {
-      const cfg = remoteTrainConfig({ dir: runDir, modelDir: modelA, api: 'vllm', urls: [served.url] });
-      const lines: string[] = [];
-      const run = await trainerFromConfig(cfg, { log: (l) => lines.push(l) });
-      try {
-        assert.equal(run.engine, undefined, 'no in-process engine when the rollout runs on servers');
-        assert.ok(lines.some((l) => l.includes('rollout: on 1 vLLM-API server(s)')));
-        const last = await run.trainer.fit();
-        assert.equal(last['training/global_step'], 2);
-        assert.ok(last['timing_s/update_weights'] > 0);
-        assert.equal(last['rollout/server_skips'], 0);
-        assertServerHoldsTrainerWeights(served.model, run.policy, modelA);
-        // vLLM names no weight version: the trainer's count of updates stands for it
-        assert.deepEqual(dumpedPolicyVersions(runDir, 2), ['1']);
-      } finally {
-        run.dispose();
-      }
-    } finally {
-      await served.close();
-    }
+    await trainTwoStepsOnServe({ dir: mkdtempSync(join(dir, 'train-')), modelDir: modelA, api: 'vllm' });
   });
 });
 

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
 import { type CausalLM, loadCausalLM } from '../../src/models/index.js';
 import { Engine } from '../../src/engine/index.js';
+import { startServing } from '../../src/cli/serve.js';
+import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { type AgentR1Config, loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
 
@@ -96,4 +98,40 @@ export function dumpedPolicyVersions(dir: string, step: number): string[] {
     .split('\n')
     .map((l) => JSON.parse(l) as { steps: { policy_version?: string }[] });
   return [...new Set(dumped.flatMap((t) => t.steps.map((s) => s.policy_version ?? 'none')))];
+}
+
+/**
+ * Trains 2 steps against a fresh local `agent-r1 serve` speaking `api`, and checks that no engine ran
+ * in process, the weights went out after each update and the server ends with the trainer's weights,
+ * and the second step's samples carry policy version 1 (SGLang names it; vLLM names none, so the
+ * trainer's count of updates stands for it).
+ */
+export async function trainTwoStepsOnServe(o: {
+  dir: string;
+  modelDir: string;
+  api: 'vllm' | 'sglang';
+}): Promise<void> {
+  const served = await startServing(o.modelDir, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
+  try {
+    // vLLM's routes are under /v1 with the OpenAI ones; SGLang's at the host's root
+    const url = o.api === 'vllm' ? served.url : served.url.replace(/\/v1$/, '');
+    const cfg = remoteTrainConfig({ dir: o.dir, modelDir: o.modelDir, api: o.api, urls: [url] });
+    const lines: string[] = [];
+    const run = await trainerFromConfig(cfg, { log: (l) => lines.push(l) });
+    try {
+      assert.equal(run.engine, undefined, 'no in-process engine when the rollout runs on servers');
+      const name = o.api === 'vllm' ? 'vLLM' : 'SGLang';
+      assert.ok(lines.some((l) => l.includes(`rollout: on 1 ${name}-API server(s)`)));
+      const last = await run.trainer.fit();
+      assert.equal(last['training/global_step'], 2);
+      assert.ok(last['timing_s/update_weights'] > 0);
+      assert.equal(last['rollout/server_skips'], 0);
+      assertServerHoldsTrainerWeights(served.model, run.policy, o.modelDir);
+      assert.deepEqual(dumpedPolicyVersions(o.dir, 2), ['1']);
+    } finally {
+      run.dispose();
+    }
+  } finally {
+    await served.close();
+  }
 }
