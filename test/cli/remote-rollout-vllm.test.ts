@@ -8,16 +8,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as torch from '../../src/torch/index.js';
 import { VllmGenerator } from '../../src/engine/index.js';
 import { freePort } from '../../src/cli/launch.js';
 import { startServing, type ServingModel } from '../../src/cli/serve.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
-import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
 import {
   assertServerHoldsTrainerWeights,
   engineIds,
@@ -25,6 +23,9 @@ import {
   prompt,
   remoteTrainConfig,
   trainTwoStepsOnServe,
+  closeServed,
+  hostRoot,
+  servedTinyModels,
 } from '../helpers/remote-train.js';
 
 torch.setNumThreads(1);
@@ -33,23 +34,16 @@ let dir: string;
 let modelA: string;
 let modelB: string;
 let server: ServingModel;
-const serverRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'agent-r1-vllm-'));
-  modelA = writeTinyQwen3(join(dir, 'a'), { hidden: 32, seed: 0 });
-  modelB = writeTinyQwen3(join(dir, 'b'), { hidden: 32, seed: 1 });
-  server = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 8, maxModelLen: 1100 });
+  ({ dir, modelA, modelB, server } = await servedTinyModels('agent-r1-vllm-'));
 });
-after(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => closeServed({ dir, server }));
 
 describe('agent-r1 serve over the vLLM API', () => {
   it('generates the engine’s greedy ids with logprobs, then the new model’s after reload_weights', async () => {
     const client = new VllmGenerator({ baseUrl: server.url, maxRetries: 0 });
-    assert.equal(client.serverRoot, serverRoot(server));
+    assert.equal(client.serverRoot, hostRoot(server));
     const expectedA = await engineIds(modelA);
     const expectedB = await engineIds(modelB);
     assert.notDeepEqual(expectedA, expectedB, 'the two random models must differ for this test to mean anything');
@@ -70,7 +64,7 @@ describe('agent-r1 serve over the vLLM API', () => {
       /collective_rpc failed: HTTP 400: reload_weights\(.*nowhere\) failed: no config.json in model folder/,
     );
     assert.deepEqual((await client.generate(prompt, greedy)).tokenIds, await engineIds(modelA));
-    const other = await fetch(`${serverRoot(server)}/collective_rpc`, {
+    const other = await fetch(`${hostRoot(server)}/collective_rpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ method: 'sleep' }),
@@ -142,7 +136,7 @@ describe('rollout servers that go down', () => {
         assert.equal(last['rollout/num_failed'] ?? 0, 0, 'no trajectory lost to the stopped server');
         // and it missed weights v2, so it left the rotation, said so, naming it
         assert.ok(
-          lines.some((l) => l.includes('weights v2 missed 1 server(s)') && l.includes(serverRoot(doomed))),
+          lines.some((l) => l.includes('weights v2 missed 1 server(s)') && l.includes(hostRoot(doomed))),
           lines.join('\n'),
         );
         assertServerHoldsTrainerWeights(live.model, run.policy, modelA);

@@ -5,9 +5,7 @@
 // trains 2 steps on a served model whose weights then equal the trainer's.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
@@ -15,8 +13,15 @@ import { GeneratorRouter, RemoteGeneratorError, SglangGenerator } from '../../sr
 import type { Generator } from '../../src/engine/index.js';
 import { freePort } from '../../src/cli/launch.js';
 import { startServing, type ServingModel } from '../../src/cli/serve.js';
-import { writeTinyQwen3 } from '../helpers/tiny-qwen3.js';
-import { engineIds, greedy, prompt, trainTwoStepsOnServe } from '../helpers/remote-train.js';
+import {
+  closeServed,
+  engineIds,
+  greedy,
+  hostRoot,
+  prompt,
+  servedTinyModels,
+  trainTwoStepsOnServe,
+} from '../helpers/remote-train.js';
 
 torch.setNumThreads(1);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,19 +30,11 @@ let dir: string;
 let modelA: string;
 let modelB: string;
 let server: ServingModel;
-/** SGLang's routes live at the host's root, the OpenAI ones under /v1. */
-const hostRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'agent-r1-remote-'));
-  modelA = writeTinyQwen3(join(dir, 'a'), { hidden: 32, seed: 0 });
-  modelB = writeTinyQwen3(join(dir, 'b'), { hidden: 32, seed: 1 });
-  server = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 8, maxModelLen: 1100 });
+  ({ dir, modelA, modelB, server } = await servedTinyModels('agent-r1-remote-'));
 });
-after(async () => {
-  await server?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => closeServed({ dir, server }));
 
 describe('agent-r1 serve over the SGLang API', () => {
   it('generates the engine’s greedy ids with logprobs, then the new model’s after update_weights_from_disk', async () => {

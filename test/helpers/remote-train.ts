@@ -2,18 +2,40 @@
 // response tokens) that rolls out on servers, and what the remote-rollout tests check after it:
 // they train it against local `agent-r1 serve` instances speaking vLLM's or SGLang's API.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as torch from '../../src/torch/index.js';
 import { type CausalLM, loadCausalLM } from '../../src/models/index.js';
 import { Engine } from '../../src/engine/index.js';
-import { startServing } from '../../src/cli/serve.js';
+import { type ServingModel, startServing } from '../../src/cli/serve.js';
 import { trainerFromConfig } from '../../src/cli/training-run.js';
 import { type AgentR1Config, loadConfig } from '../../src/config/index.js';
 import { gsm8kRowsFromFile, writeRows } from '../../src/data/index.js';
+import { writeTinyQwen3 } from './tiny-qwen3.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A served model's host root: SGLang's routes live there, the OpenAI ones (and vLLM's) under /v1. */
+export const hostRoot = (s: ServingModel) => s.url.replace(/\/v1$/, '');
+
+/** Two tiny Qwen3s (seeds 0 and 1) in a fresh folder, and `agent-r1 serve` over the first (CPU). */
+export async function servedTinyModels(
+  prefix: string,
+): Promise<{ dir: string; modelA: string; modelB: string; server: ServingModel }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const modelA = writeTinyQwen3(join(dir, 'a'), { hidden: 32, seed: 0 });
+  const modelB = writeTinyQwen3(join(dir, 'b'), { hidden: 32, seed: 1 });
+  const server = await startServing(modelA, { port: 0, device: 'cpu', maxNumSeqs: 8, maxModelLen: 1100 });
+  return { dir, modelA, modelB, server };
+}
+
+/** Closes what `servedTinyModels` made (either part may be missing when its setup failed). */
+export async function closeServed(f: { dir?: string; server?: ServingModel }): Promise<void> {
+  await f.server?.close();
+  if (f.dir) rmSync(f.dir, { recursive: true, force: true });
+}
 
 /** What the served-model tests ask for: six greedy tokens (EOS ignored) after a fixed prompt. */
 export const greedy = { maxTokens: 6, temperature: 0, ignoreEos: true };
@@ -114,7 +136,7 @@ export async function trainTwoStepsOnServe(o: {
   const served = await startServing(o.modelDir, { port: 0, device: 'cpu', maxNumSeqs: 4, maxModelLen: 1100 });
   try {
     // vLLM's routes are under /v1 with the OpenAI ones; SGLang's at the host's root
-    const url = o.api === 'vllm' ? served.url : served.url.replace(/\/v1$/, '');
+    const url = o.api === 'vllm' ? served.url : hostRoot(served);
     const cfg = remoteTrainConfig({ dir: o.dir, modelDir: o.modelDir, api: o.api, urls: [url] });
     const lines: string[] = [];
     const run = await trainerFromConfig(cfg, { log: (l) => lines.push(l) });
