@@ -187,7 +187,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     new_tokens: newTokens,
     temperature,
     cuda_graphs: graphs,
-    decode_attention: engine.decodeAttentionKind,
+    decode_attention: engine.decodeAttention,
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),

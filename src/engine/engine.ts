@@ -238,11 +238,8 @@ export class Engine implements Generator, Disposable {
   /** Running sequences, in admission order (the last is the first preempted). */
   private readonly running: Request[] = [];
   private readonly prefillAttention: AttentionBackend;
-  private readonly decodeAttention: ResolvedDecodeAttention;
   /** What decode attention runs as here ('auto' resolved): 'paged', 'flash' or 'sdpa'. */
-  get decodeAttentionKind(): ResolvedDecodeAttention {
-    return this.decodeAttention;
-  }
+  readonly decodeAttention: ResolvedDecodeAttention;
   private readonly tokenizer?: { decode(ids: number[]): string };
   /** Stacked q/k/v and gate/up weights (null: the model's own layout). */
   private readonly fused: FusedWeights | null;

@@ -247,7 +247,7 @@ describe('CUDA graphs', { skip }, () => {
       const before = torch.liveTensors();
       const eager = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [], enforceEager: true });
       const graphed = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [] });
-      assert.equal(graphed.decodeAttentionKind, attention, 'auto decode attention');
+      assert.equal(graphed.decodeAttention, attention, 'auto decode attention');
       assert.equal(eager.usesCudaGraphs, false);
       assert.equal(graphed.usesCudaGraphs, true);
       // all four together (bucket 4), then lengths that end at different steps (4 -> 3 -> 2 -> 1 rows)

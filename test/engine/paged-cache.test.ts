@@ -198,7 +198,7 @@ describe('engine: paged KV cache', () => {
     // on the CPU, 'auto' decode attention is SDPA and the CUDA kernel is refused by name
     {
       using cpuEngine = new Engine(model, { maxLength: 64 });
-      assert.equal(cpuEngine.decodeAttentionKind, 'sdpa');
+      assert.equal(cpuEngine.decodeAttention, 'sdpa');
     }
     assert.throws(
       () => new Engine(model, { maxLength: 64, decodeAttention: 'paged' }),
