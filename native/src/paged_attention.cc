@@ -288,12 +288,16 @@ int maxSharedBytes(int device) {
 std::mutex kernelsMutex;
 std::map<std::tuple<int, int, int>, void*> kernels;
 
-void* kernelFor(int device, int headDim, int group, bool capturing) {
+// `stream`: the stream of the launch that needs it, or null (pagedDecodeAttentionPrepare): only a
+// kernel not loaded yet asks whether that stream is being captured, as loading is not allowed then.
+void* kernelFor(int device, int headDim, int group, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(kernelsMutex);
   auto key = std::make_tuple(device, headDim, group);
   auto found = kernels.find(key);
   if (found != kernels.end()) return found->second;
-  TORCH_CHECK(!capturing, "pagedDecodeAttention: the kernel for head dim ", headDim, " and group ", group,
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (stream) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  TORCH_CHECK(status == cudaStreamCaptureStatusNone, "pagedDecodeAttention: the kernel for head dim ", headDim, " and group ", group,
               " is not loaded yet and cannot be while a CUDA graph is captured; call pagedDecodeAttentionPrepare first");
   const Api& a = api();
   int major = 0, minor = 0;
@@ -372,9 +376,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   int Hkv = static_cast<int>(k.size(1)), W = static_cast<int>(tables.size(1));
   const int G = Hq / Hkv;
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(q.get_device()).stream();
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  void* function = kernelFor(q.get_device(), D, G, status != cudaStreamCaptureStatusNone);
+  void* function = kernelFor(q.get_device(), D, G, stream);
   at::Tensor out = at::empty_like(q);
   if (B == 0) return wrapTensor(env, out);
   // Few (KV head, sequence) blocks: more warps per block to split each sequence's tokens, until about 8
@@ -414,7 +416,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
 // during a CUDA graph capture, where loading a module is not allowed).
 Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
   kernelFor(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
-            info[2].As<Napi::Number>().Int32Value(), /*capturing=*/false);
+            info[2].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
   return info.Env().Undefined();
 }
 
