@@ -28,6 +28,7 @@ import type { Device, DType } from '../src/torch/index.js';
 import { createCausalLM } from '../src/models/index.js';
 import { Engine, type DecodeAttention } from '../src/engine/index.js';
 import { benchPython } from './python.js';
+import { qwen3Config, type Qwen3Shape } from './qwen3-shape.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -70,41 +71,13 @@ const repeats = num('repeats');
 const temperature = num('temperature');
 const here = dirname(fileURLToPath(import.meta.url));
 
-interface Shape {
+interface Shape extends Qwen3Shape {
   name: string;
-  hidden: number;
-  layers: number;
-  heads: number;
-  kvHeads: number;
-  headDim: number;
-  intermediate: number;
-  vocab: number;
 }
 const SHAPES: Record<string, Omit<Shape, 'name'>> = {
   '0.6b': { hidden: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, intermediate: 3072, vocab: 151936 },
   '4b': { hidden: 2560, layers: 36, heads: 32, kvHeads: 8, headDim: 128, intermediate: 9728, vocab: 151936 },
 };
-
-function configOf(s: Shape) {
-  return {
-    architectures: ['Qwen3ForCausalLM'],
-    model_type: 'qwen3',
-    hidden_size: s.hidden,
-    num_hidden_layers: s.layers,
-    num_attention_heads: s.heads,
-    num_key_value_heads: s.kvHeads,
-    head_dim: s.headDim,
-    intermediate_size: s.intermediate,
-    vocab_size: s.vocab,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    tie_word_embeddings: true,
-    max_position_embeddings: 40960,
-    hidden_act: 'silu',
-    initializer_range: 0.02,
-    dtype,
-  };
-}
 
 /** Device copy bandwidth in bytes/s (read + write), best of 10 rounds of 5 copies of 2 GiB. */
 function copyBandwidth(): number {
@@ -134,7 +107,7 @@ interface Point {
 
 async function measure(p: Point): Promise<Record<string, unknown>> {
   const { shape, batch, promptLen, newTokens } = p;
-  const config = configOf(shape);
+  const config = qwen3Config(shape, dtype);
   const model = createCausalLM(config, { device, dtype, seed: 0 });
   const engine = new Engine(model, {
     maxBatchSize: batch,

@@ -27,6 +27,7 @@ import * as torch from '../src/torch/index.js';
 import type { Device, DType } from '../src/torch/index.js';
 import { createCausalLM, packSequences } from '../src/models/index.js';
 import { benchPython } from './python.js';
+import { qwen3Config } from './qwen3-shape.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -59,24 +60,18 @@ const sync = () => {
   if (cuda) torch.cuda.synchronize();
 };
 
-const config = {
-  architectures: ['Qwen3ForCausalLM'],
-  model_type: 'qwen3',
-  hidden_size: num('hidden'),
-  num_hidden_layers: num('layers'),
-  num_attention_heads: num('heads'),
-  num_key_value_heads: num('kv-heads'),
-  head_dim: num('head-dim'),
-  intermediate_size: num('intermediate'),
-  vocab_size: num('vocab'),
-  rms_norm_eps: 1e-6,
-  rope_theta: 1000000,
-  tie_word_embeddings: true,
-  max_position_embeddings: 40960,
-  hidden_act: 'silu',
-  initializer_range: 0.02,
+const config = qwen3Config(
+  {
+    hidden: num('hidden'),
+    layers: num('layers'),
+    heads: num('heads'),
+    kvHeads: num('kv-heads'),
+    headDim: num('head-dim'),
+    intermediate: num('intermediate'),
+    vocab: num('vocab'),
+  },
   dtype,
-};
+);
 
 /** bf16 (or the bench dtype) matmul peak in TFLOP/s, best of 3 timed loops. */
 function matmulPeak(): number {
