@@ -392,8 +392,11 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
   static const int forcedWarps = [] {
     const char* e = std::getenv("AGENT_R1_PAGED_ATTENTION_WARPS");
-    const int n = e ? std::atoi(e) : 0;
-    return n == 4 || n == 8 || n == 16 ? n : 0;
+    if (!e || !*e) return 0;
+    const std::string v = e;
+    TORCH_CHECK(v == "4" || v == "8" || v == "16", "AGENT_R1_PAGED_ATTENTION_WARPS must be 4, 8 or 16, got '", v,
+                "'; unset it for the default choice");
+    return std::stoi(v);
   }();
   int warps = 4;
   while (warps < 16 && static_cast<int64_t>(B) * Hkv * warps < 8 * limits.first) warps *= 2;
