@@ -48,6 +48,8 @@ const { values: a } = parseArgs({
     'decode-attention': { type: 'string', default: 'auto' },
     temperature: { type: 'string', default: '0' },
     'enforce-eager': { type: 'boolean', default: false },
+    // the models' trunk instead of the fused decode kernels (to measure what they bring)
+    'no-fused-kernels': { type: 'boolean', default: false },
     // the engine's cache budget (vLLM's gpu_memory_utilization); its blocks and bytes are printed
     'gpu-memory-utilization': { type: 'string', default: '0.5' },
     // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
@@ -115,6 +117,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     eosTokenIds: [],
     decodeAttention: a['decode-attention'] as DecodeAttention,
     enforceEager: a['enforce-eager'],
+    fusedDecodeKernels: a['no-fused-kernels'] ? false : undefined,
     gpuMemoryUtilization: num('gpu-memory-utilization'),
     blockSize: a['block-size'] ? num('block-size') : undefined,
   });
@@ -161,6 +164,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     temperature,
     cuda_graphs: graphs,
     decode_attention: engine.decodeAttention,
+    fused_kernels: engine.fusedKernels,
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),
@@ -263,6 +267,7 @@ if (a.suite) {
         (x) =>
           x !== '--reference' &&
           x !== '--enforce-eager' &&
+          x !== '--no-fused-kernels' &&
           !['--decode-attention', '--gpu-memory-utilization', '--block-size'].some((f) => x.startsWith(f)),
       );
     const r = spawnSync(benchPython(), [script, ...argv], { encoding: 'utf8', maxBuffer: 1 << 26 });

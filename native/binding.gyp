@@ -17,6 +17,8 @@
         "src/device.cc",
         "src/cuda_graph.cc",
         "src/paged_attention.cc",
+        "src/fused_decode.cc",
+        "src/nvrtc.cc",
         "src/threads.cc",
         "src/distributed.cc"
       ],

@@ -11,6 +11,7 @@ void registerAutograd(Napi::Env env, Napi::Object exports);
 void registerDevice(Napi::Env env, Napi::Object exports);
 void registerCudaGraph(Napi::Env env, Napi::Object exports);
 void registerPagedAttention(Napi::Env env, Napi::Object exports);
+void registerFusedDecode(Napi::Env env, Napi::Object exports);
 void registerThreads(Napi::Env env, Napi::Object exports);
 void registerDistributed(Napi::Env env, Napi::Object exports);
 }  // namespace agent_r1
@@ -22,6 +23,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   agent_r1::registerDevice(env, exports);
   agent_r1::registerCudaGraph(env, exports);
   agent_r1::registerPagedAttention(env, exports);
+  agent_r1::registerFusedDecode(env, exports);
   agent_r1::registerThreads(env, exports);
   agent_r1::registerDistributed(env, exports);
   exports.Set("torchVersion", Napi::String::New(env, TORCH_VERSION));

@@ -5,27 +5,24 @@
 // the engine used to gather every row's keys and values into a dense copy each step, three
 // passes over the cache instead of one.
 //
-// The kernel is CUDA C compiled at run time by NVRTC for the device it runs on (a pip libtorch
-// ships NVRTC; no CUDA compiler is needed to build the addon), loaded and launched through the
-// driver API on the current stream, so it can be captured in a CUDA graph. One thread block per
-// (KV head, sequence): its half-warps split the tokens, each keeping an online softmax per query
-// head (float32), and their partial results are merged in shared memory. bf16 only.
+// The kernel is CUDA C compiled at run time by NVRTC for the device it runs on (nvrtc.cc: no CUDA
+// compiler is needed to build the addon) and launched on the current stream, so it can be captured
+// in a CUDA graph. One thread block per (KV head, sequence): its half-warps split the tokens, each
+// keeping an online softmax per query head (float32), and their partial results are merged in
+// shared memory. bf16 only.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
-
-#include <map>
 #include <mutex>
+#include <set>
 #include <string>
-#include <tuple>
-#include <vector>
+
+#include "nvrtc.h"
 #endif
 
 namespace agent_r1 {
@@ -128,23 +125,40 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
         for (int j = 0; j < PER / 2; j++) kr[u].w[j] = vr[u].w[j] = 0u;
       }
     }
+    // scores of the chunk's UNROLL tokens first, then one rescale of the running sums per chunk
+    // (not per token): half the exponentials and a quarter of the rescaling multiplies
+    float s[UNROLL][GROUP];
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
 #pragma unroll
       for (int g = 0; g < GROUP; g++) {
-        float s = 0.f;
+        float d = 0.f;
 #pragma unroll
-        for (int i = 0; i < PER; i++) s += qr[g][i] * at(kr[u], i);
+        for (int i = 0; i < PER; i++) d += qr[g][i] * at(kr[u], i);
 #pragma unroll
-        for (int o = LANES / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        if (ok[u]) {
-          const float mNew = fmaxf(m[g], s);
-          const float c = __expf(m[g] - mNew), p = __expf(s - mNew);
-          l[g] = l[g] * c + p;
+        for (int o = LANES / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
+        s[u][g] = ok[u] ? d : NEG_INF;
+      }
+    }
+    // the chunk's tokens are consecutive: when its first is past the end, so are the others
+    if (ok[0]) {
 #pragma unroll
-          for (int i = 0; i < PER; i++) acc[g][i] = acc[g][i] * c + p * at(vr[u], i);
-          m[g] = mNew;
+      for (int g = 0; g < GROUP; g++) {
+        float mNew = m[g];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) mNew = fmaxf(mNew, s[u][g]);
+        const float c = __expf(m[g] - mNew);  // m = -inf before the first chunk: exp(-inf) = 0
+        l[g] *= c;
+#pragma unroll
+        for (int i = 0; i < PER; i++) acc[g][i] *= c;
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+          const float p = __expf(s[u][g] - mNew);  // a token past the end: exp(-inf) = 0
+          l[g] += p;
+#pragma unroll
+          for (int i = 0; i < PER; i++) acc[g][i] += p * at(vr[u], i);
         }
+        m[g] = mNew;
       }
     }
   }
@@ -177,163 +191,17 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
 }
 )CUDA";
 
-// The few NVRTC and driver entry points used, resolved with dlopen (their headers and libraries
-// need not be present at build time; the driver's is always loaded with CUDA).
-using Result = int;
-struct Api {
-  Result (*nvrtcCreateProgram)(void**, const char*, const char*, int, const char* const*, const char* const*);
-  Result (*nvrtcCompileProgram)(void*, int, const char* const*);
-  Result (*nvrtcGetProgramLogSize)(void*, size_t*);
-  Result (*nvrtcGetProgramLog)(void*, char*);
-  Result (*nvrtcGetCUBINSize)(void*, size_t*);
-  Result (*nvrtcGetCUBIN)(void*, char*);
-  Result (*nvrtcDestroyProgram)(void**);
-  const char* (*nvrtcGetErrorString)(Result);
-  Result (*cuModuleLoadData)(void**, const void*);
-  Result (*cuModuleGetFunction)(void**, void*, const char*);
-  Result (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
-                           void**);
-  Result (*cuFuncSetAttribute)(void*, int, int);
-  Result (*cuGetErrorString)(Result, const char**);
-};
-
-template <typename F>
-void bind(void* lib, const char* name, F& slot, std::string& missing) {
-  slot = reinterpret_cast<F>(dlsym(lib, name));
-  if (!slot) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
-
-// The folder holding the loaded libc10_cuda (site-packages/torch/lib for a pip libtorch).
-std::string torchLibDir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&c10::cuda::device_count), &info) == 0 || !info.dli_fname) return "";
-  std::string path = info.dli_fname;
-  return path.substr(0, path.find_last_of('/'));
-}
-
-void* openNvrtc(std::vector<std::string>& tried) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("AGENT_R1_NVRTC")) candidates.push_back(env);
-  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(name);
-  const std::string lib = torchLibDir();
-  if (!lib.empty()) {
-    // pip's CUDA wheels beside torch: nvidia/cu13/lib (CUDA 13), nvidia/cuda_nvrtc/lib (CUDA 12)
-    for (const char* rel : {"/../../nvidia/cu13/lib/libnvrtc.so.13", "/../../nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
-                            "/libnvrtc.so"}) {
-      candidates.push_back(lib + rel);
-    }
-  }
-  for (const char* path : {"/usr/local/cuda/lib64/libnvrtc.so", "/usr/lib/x86_64-linux-gnu/libnvrtc.so"}) {
-    candidates.push_back(path);
-  }
-  for (const auto& c : candidates) {
-    if (void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL)) return h;
-    tried.push_back(c);
-  }
-  return nullptr;
-}
-
-const Api& api() {
-  static Api a{};
-  static std::string error;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::vector<std::string> tried;
-    void* nvrtc = openNvrtc(tried);
-    if (!nvrtc) {
-      error = "paged decode attention needs NVRTC (libnvrtc), which came with neither this libtorch nor CUDA; tried:";
-      for (const auto& t : tried) error += " " + t;
-      error += ". Set AGENT_R1_NVRTC to its path, or decode attention to 'flash' or 'sdpa'";
-      return;
-    }
-    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!driver) {
-      error = "paged decode attention: the CUDA driver (libcuda.so.1) could not be opened";
-      return;
-    }
-    std::string missing;
-    bind(nvrtc, "nvrtcCreateProgram", a.nvrtcCreateProgram, missing);
-    bind(nvrtc, "nvrtcCompileProgram", a.nvrtcCompileProgram, missing);
-    bind(nvrtc, "nvrtcGetProgramLogSize", a.nvrtcGetProgramLogSize, missing);
-    bind(nvrtc, "nvrtcGetProgramLog", a.nvrtcGetProgramLog, missing);
-    bind(nvrtc, "nvrtcGetCUBINSize", a.nvrtcGetCUBINSize, missing);
-    bind(nvrtc, "nvrtcGetCUBIN", a.nvrtcGetCUBIN, missing);
-    bind(nvrtc, "nvrtcDestroyProgram", a.nvrtcDestroyProgram, missing);
-    bind(nvrtc, "nvrtcGetErrorString", a.nvrtcGetErrorString, missing);
-    bind(driver, "cuModuleLoadData", a.cuModuleLoadData, missing);
-    bind(driver, "cuModuleGetFunction", a.cuModuleGetFunction, missing);
-    bind(driver, "cuLaunchKernel", a.cuLaunchKernel, missing);
-    bind(driver, "cuFuncSetAttribute", a.cuFuncSetAttribute, missing);
-    bind(driver, "cuGetErrorString", a.cuGetErrorString, missing);
-    if (!missing.empty()) error = "paged decode attention: NVRTC or the CUDA driver lacks " + missing;
-  });
-  if (!error.empty()) throw std::runtime_error(error);
-  return a;
-}
-
-void check(Result r, const char* what) {
-  if (r == 0) return;
-  const char* msg = nullptr;
-  api().cuGetErrorString(r, &msg);
-  throw std::runtime_error(std::string("paged decode attention: ") + what + " failed: " + (msg ? msg : "unknown"));
-}
-
-int maxSharedBytes(int device) {
-  int n = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return n;
-}
-
-// Compiled kernels by (device, head dim, group size).
-std::mutex kernelsMutex;
-std::map<std::tuple<int, int, int>, void*> kernels;
-
-// `stream`: the stream of the launch that needs it, or null (pagedDecodeAttentionPrepare): only a
-// kernel not loaded yet asks whether that stream is being captured, as loading is not allowed then.
+// The kernel for (device, head dim, group size), allowed the most shared memory the device has
+// (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
 void* kernelFor(int device, int headDim, int group, cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(kernelsMutex);
-  auto key = std::make_tuple(device, headDim, group);
-  auto found = kernels.find(key);
-  if (found != kernels.end()) return found->second;
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (stream) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  TORCH_CHECK(status == cudaStreamCaptureStatusNone, "pagedDecodeAttention: the kernel for head dim ", headDim, " and group ", group,
-              " is not loaded yet and cannot be while a CUDA graph is captured; call pagedDecodeAttentionPrepare first");
-  const Api& a = api();
-  int major = 0, minor = 0;
-  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-  C10_CUDA_CHECK(cudaFree(nullptr));  // the device's primary context, current for the driver calls below
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  const std::string arch = "--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor);
-  const std::string dDef = "-DHEAD_DIM=" + std::to_string(headDim), gDef = "-DGROUP=" + std::to_string(group);
-  const char* options[] = {arch.c_str(), dDef.c_str(), gDef.c_str(), "--std=c++17"};
-  void* program = nullptr;
-  Result r = a.nvrtcCreateProgram(&program, kSource, "paged_decode_attention.cu", 0, nullptr, nullptr);
-  if (r != 0) throw std::runtime_error(std::string("NVRTC: ") + a.nvrtcGetErrorString(r));
-  r = a.nvrtcCompileProgram(program, 4, options);
-  if (r != 0) {
-    size_t n = 0;
-    a.nvrtcGetProgramLogSize(program, &n);
-    std::string log(n, '\0');
-    a.nvrtcGetProgramLog(program, log.data());
-    a.nvrtcDestroyProgram(&program);
-    throw std::runtime_error("paged decode attention: NVRTC could not compile the kernel for " + arch + ": " + log);
-  }
-  size_t size = 0;
-  a.nvrtcGetCUBINSize(program, &size);
-  std::string cubin(size, '\0');
-  a.nvrtcGetCUBIN(program, cubin.data());
-  a.nvrtcDestroyProgram(&program);
-  void* module = nullptr;
-  void* function = nullptr;
-  check(a.cuModuleLoadData(&module, cubin.data()), "loading the kernel");
-  check(a.cuModuleGetFunction(&function, module, "paged_decode_attention"), "finding the kernel");
-  // as much shared memory per block as the device allows (the merge of 32 half-warps' partial sums)
-  const int kMaxDynamicSharedMemory = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  check(a.cuFuncSetAttribute(function, kMaxDynamicSharedMemory, maxSharedBytes(device)),
-        "raising the kernel's shared memory");
-  kernels.emplace(key, function);
+  void* function = nvrtc::kernel(device, kSource, "paged_decode_attention",
+                                 {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group)}, stream,
+                                 "pagedDecodeAttention");
+  static std::mutex mutex;
+  static std::set<void*> raised;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (raised.insert(function).second)
+    nvrtc::allowSharedBytes(function, nvrtc::maxSharedBytes(device), "pagedDecodeAttention");
   return function;
 }
 
@@ -386,7 +254,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   static const std::pair<int, int> limits = [] {
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c10::cuda::current_device());
-    return std::make_pair(sms, maxSharedBytes(c10::cuda::current_device()));
+    return std::make_pair(sms, nvrtc::maxSharedBytes(c10::cuda::current_device()));
   }();
   const auto sharedFor = [&](int w) { return static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float); };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
@@ -410,8 +278,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   const void* pp = positions.data_ptr();
   void* op = out.data_ptr();
   void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &blockSize, &Hkv, &scale};
-  check(api().cuLaunchKernel(function, Hkv, B, 1, 32 * warps, 1, 1, shared, stream, args, nullptr),
-        "launching the kernel");
+  nvrtc::launch(function, dim3(Hkv, B), dim3(32 * warps), shared, stream, args, "pagedDecodeAttention");
   return wrapTensor(env, out);
 }
 

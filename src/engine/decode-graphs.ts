@@ -77,7 +77,7 @@ export class DecodeGraphs implements Disposable {
   constructor(
     m: GenerationModel,
     private readonly cache: KVCache,
-    private readonly o: { maxBatch: number; maxWidth: number; attention: DecodeAttention },
+    private readonly o: { maxBatch: number; maxWidth: number; attention: DecodeAttention; fusedKernels?: boolean },
   ) {
     // The RoPE frequencies on the device: a copy from host memory cannot be captured.
     this.m = { ...m, invFreq: torch.keep(m.invFreq.to({ device: cache.device })) };
@@ -154,6 +154,7 @@ export class DecodeGraphs implements Disposable {
       slots: row(SLOTS),
       blockTables: this.tables.narrow(0, 0, bucket).narrow(1, 0, width),
       attention: this.o.attention,
+      fusedKernels: this.o.fusedKernels,
     });
   }
 

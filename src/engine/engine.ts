@@ -56,6 +56,7 @@ import {
 } from './forward.js';
 import { isGreedy, samplingTensors, sampleTokens } from './sampling.js';
 import { DecodeGraphs, GraphCaptureError, graphWidth } from './decode-graphs.js';
+import { fusedDecodeUnsupported } from './fused-decode.js';
 import { FusedWeights } from './fused-weights.js';
 
 export interface EngineOptions {
@@ -80,6 +81,10 @@ export interface EngineOptions {
   /** Forward through stacked copies of the q/k/v and gate/up weights (fewer, larger matmuls; extra
    *  memory of about the attention and MLP weights). Default: on CUDA. */
   fuseWeights?: boolean;
+  /** Decode through the fused kernels (fused-decode.ts: 9 launches a layer instead of about 24).
+   *  Default: where they run (CUDA, bf16, 'paged' decode attention, fuseWeights); true where they
+   *  cannot is refused; false runs the models' trunk (to compare). */
+  fusedDecodeKernels?: boolean;
   /** Token slots per cache block (vLLM's block_size). Default 16; 256 where decode runs as flash
    *  attention that takes a block table (it reads blocks of a multiple of 256 in place and must
    *  gather smaller ones into a copy every step). */
@@ -240,6 +245,8 @@ export class Engine implements Generator, Disposable {
   private readonly prefillAttention: AttentionBackend;
   /** What decode attention runs as here ('auto' resolved): 'paged', 'flash' or 'sdpa'. */
   readonly decodeAttention: ResolvedDecodeAttention;
+  /** Whether decode steps run the fused kernels (fused-decode.ts). */
+  readonly fusedKernels: boolean;
   private readonly tokenizer?: { decode(ids: number[]): string };
   /** Stacked q/k/v and gate/up weights (null: the model's own layout). */
   private readonly fused: FusedWeights | null;
@@ -330,6 +337,13 @@ export class Engine implements Generator, Disposable {
       // compiled now: a CUDA graph capture cannot load a kernel
       torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads);
     }
+    const unfused =
+      this.decodeAttention === 'paged'
+        ? fusedDecodeUnsupported(this.generation, model.device, model.computeDtype)
+        : "the fused decode kernels read the cache through 'paged' decode attention";
+    if (o.fusedDecodeKernels && unfused) throw new UserError(`Engine: fusedDecodeKernels: ${unfused}`);
+    this.fusedKernels = (o.fusedDecodeKernels ?? true) && !unfused;
+    if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
     this.cache = this.newCache();
   }
 
@@ -758,6 +772,7 @@ export class Engine implements Generator, Disposable {
       ),
       blockTables: int64(tables, device, [B, W]),
       attention: this.decodeAttention,
+      fusedKernels: this.fusedKernels,
     });
     const out = this.sample(
       logits,
@@ -774,6 +789,7 @@ export class Engine implements Generator, Disposable {
       maxBatch: this.maxBatchSize,
       maxWidth: Math.ceil(this.maxLength / this.blockSize),
       attention: this.decodeAttention,
+      fusedKernels: this.fusedKernels,
     });
     const rows = {
       ids: reqs.map((r) => r.tokens[r.tokens.length - 1]),

@@ -30,6 +30,7 @@ import {
 } from '../models/index.js';
 import { UserError } from '../errors.js';
 import type { KVCache } from './kv-cache.js';
+import { fusedDecodeHidden } from './fused-decode.js';
 
 const flashForward = torch.aten('_flash_attention_forward');
 
@@ -109,6 +110,9 @@ export interface DecodeInputs {
    *  tables when the block size is a multiple of FLASH_PAGED_BLOCK, else over the gathered blocks.
    *  'auto' picks flash where it runs. */
   attention?: DecodeAttention;
+  /** With 'paged' attention: run the fused trunk (fused-decode.ts), which the caller checked runs here
+   *  (`fusedDecodeUnsupported`). Default false: the models' trunk. */
+  fusedKernels?: boolean;
 }
 
 /** Flash attention reads a paged cache in place (its block_table) only for blocks of a multiple of this many tokens (flash-attention 2's paged KV). */
@@ -170,12 +174,15 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
     numKvHeads: spec.numKvHeads,
   });
   if (attention === 'paged') {
-    const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
-      cache.write(layer, o.slots, k, v);
-      return torch.pagedDecodeAttention(q.contiguous(), cache.k[layer], cache.v[layer], o.blockTables, o.positions, {
+    const attend = (layer: number, q: Tensor) =>
+      torch.pagedDecodeAttention(q, cache.k[layer], cache.v[layer], o.blockTables, o.positions, {
         blockSize: bs,
         scale,
       });
+    if (o.fusedKernels) return logitsOf(m, fusedDecodeHidden(m, cache, o, attend));
+    const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
+      cache.write(layer, o.slots, k, v);
+      return attend(layer, q.contiguous());
     });
     return logitsOf(m, hidden);
   }

@@ -36,6 +36,7 @@ export {
   type CacheInfo,
 } from './engine.js';
 export { WorkerEngine, type WorkerEngineOptions } from './worker-engine.js';
+export { fusedDecodeHidden, fusedDecodeUnsupported } from './fused-decode.js';
 export { DecodeGraphs, GraphCaptureError, graphBatchSizes, graphWidth } from './decode-graphs.js';
 export {
   serve,

@@ -72,6 +72,13 @@ export {
 export { aten, atenSchema } from './op.js';
 export { CUDAGraph, graphPoolHandle, type GraphPool } from './cuda-graph.js';
 export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttention } from './paged-attention.js';
+export {
+  addRmsNorm,
+  hasFusedDecodeKernels,
+  prepareFusedDecodeKernels,
+  qkNormRopeCache,
+  siluMul,
+} from './fused-decode.js';
 export { shareTensor, adoptTensor, releaseShared } from './threads.js';
 export {
   ProcessGroup,

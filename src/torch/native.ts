@@ -73,6 +73,22 @@ export interface NativeBinding {
     scale: number,
   ): Handle;
   pagedDecodeAttentionPrepare(device: number, headDim: number, group: number): void;
+  fusedAddRmsNorm(x: Handle, residual: Handle | null, weight: Handle, eps: number): [Handle, Handle | null];
+  fusedQkNormRopeCache(
+    qkv: Handle,
+    norm: Handle | null,
+    positions: Handle,
+    invFreq: Handle,
+    slots: Handle,
+    kCache: Handle,
+    vCache: Handle,
+    numHeads: number,
+    numKvHeads: number,
+    headDim: number,
+    eps: number,
+  ): Handle;
+  fusedSiluMul(gateUp: Handle): Handle;
+  fusedDecodePrepare(device: number, headDim: number): void;
   shareTensor(h: Handle): number;
   adoptTensor(id: number): Handle;
   releaseShared(id: number): void;

@@ -1,12 +1,22 @@
 // The CUDA paths of the engine: the flash-attention decode step (over the blocks its block tables
 // name, gathered or read in place, with per-sequence lengths) against the SDPA reference, a bf16 engine's logprobs against the
-// model's own scoring, and a float32 engine on the GPU against the same engine on the CPU.
+// model's own scoring, a float32 engine on the GPU against the same engine on the CPU, and the fused
+// decode kernels against the libtorch ops they replace.
 // Skipped where no GPU is visible (CI); run on the GPU machine.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as torch from '../../src/torch/index.js';
-import { createCausalLM, packSequences, tinyConfig } from '../../src/models/index.js';
+import {
+  applyRope,
+  createCausalLM,
+  packSequences,
+  rmsNorm,
+  ropeInvFreq,
+  ropeTables,
+  tinyConfig,
+} from '../../src/models/index.js';
 import { Engine, KVCache, decodeStep, generationModel, prefill } from '../../src/engine/index.js';
+import { FusedWeights } from '../../src/engine/fused-weights.js';
 
 const skip = !torch.cuda.isAvailable() && 'CUDA is not available on this machine';
 const PROMPTS = [
@@ -269,6 +279,208 @@ describe('CUDA graphs', { skip }, () => {
       eager.dispose();
       graphed.dispose();
       assert.equal(torch.liveTensors(), before);
+      model.dispose();
+    });
+});
+
+describe('fused decode kernels', { skip }, () => {
+  const dev = 'cuda:0' as const;
+  /** bf16 a against b: at least `exact` of the elements equal, none more than one bf16 rounding step apart. */
+  function assertBf16Close(a: torch.Tensor, b: torch.Tensor, what: string, exact = 0.99) {
+    torch.scope(() => {
+      assert.deepEqual(a.shape, b.shape, `${what}: shape`);
+      const x = a.to('float32');
+      const y = b.to('float32');
+      const equal = x.eq(y).to('float32').mean().item();
+      // one step of bf16 (8 bits of mantissa) at the larger magnitude, plus a floor for values near 0
+      const step = x
+        .abs()
+        .maximum(y.abs())
+        .mul(2 ** -7)
+        .add(1e-6);
+      const worst = x.sub(y).abs().div(step).max().item();
+      assert.ok(equal >= exact, `${what}: ${(100 * equal).toFixed(2)}% equal (want >= ${100 * exact}%)`);
+      assert.ok(worst <= 1.01, `${what}: worst difference ${worst.toFixed(2)} bf16 steps`);
+    });
+  }
+  const bf16 = (shape: number[], scale = 1) => torch.randn(shape, { device: dev }).mul(scale).to('bfloat16');
+
+  it("addRmsNorm gives libtorch's add, rms_norm and weight multiply (with and without a residual)", () => {
+    torch.manualSeed(3);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [T, H] of [
+          [1, 1024],
+          [7, 2560],
+          [64, 64],
+        ]) {
+          const x = bf16([T, H], 3);
+          const res = bf16([T, H], 2);
+          const w = bf16([H]).add(1).to('bfloat16');
+          const fused = torch.addRmsNorm(x, res, w, 1e-6);
+          const sum = x.add(res);
+          assertBf16Close(fused.residual, sum, `residual ${T}x${H}`, 1);
+          assertBf16Close(fused.out, rmsNorm(sum, w, 1e-6), `norm of the sum ${T}x${H}`);
+          const first = torch.addRmsNorm(x, null, w, 1e-6);
+          assert.equal(first.residual, x, 'without a residual, the residual stream is x itself');
+          assertBf16Close(first.out, rmsNorm(x, w, 1e-6), `norm ${T}x${H}`);
+        }
+      }),
+    );
+  });
+
+  it("siluMul gives libtorch's silu(gate) * up", () => {
+    torch.manualSeed(4);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [T, I] of [
+          [1, 3072],
+          [33, 9728],
+        ]) {
+          const gu = bf16([T, 2 * I], 4);
+          const ref = gu
+            .narrow(1, 0, I)
+            .silu()
+            .mul(gu.narrow(1, I, I));
+          assertBf16Close(torch.siluMul(gu), ref, `siluMul ${T}x${I}`);
+        }
+      }),
+    );
+  });
+
+  it('qkNormRopeCache gives the q/k norms, RoPE and cache writes of libtorch (head dims 64, 128, 256; with and without q/k norms)', () => {
+    torch.manualSeed(5);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [T, Hq, Hkv, D, withNorm] of [
+          [5, 16, 8, 128, true],
+          [3, 8, 2, 64, false],
+          [4, 4, 4, 256, true],
+        ] as const) {
+          const qkv = bf16([T, (Hq + 2 * Hkv) * D], 2);
+          const norm = withNorm
+            ? bf16([Hq + Hkv, D])
+                .mul(0.3)
+                .add(1)
+                .to('bfloat16')
+            : null;
+          // positions far apart (RoPE at large angles too), slots scrambled in a cache of 3 T slots
+          const positions = torch.tensor(
+            Array.from({ length: T }, (_, i) => i * 997 + 3),
+            { device: dev },
+          );
+          const slots = torch.tensor(
+            Array.from({ length: T }, (_, i) => (i * 7 + 2) % (3 * T)),
+            { device: dev },
+          );
+          const invFreq = ropeInvFreq({ type: 'default', theta: 1000000 }, D).to({ device: dev });
+          const kCache = torch.zeros([3 * T, Hkv, D], { dtype: 'bfloat16', device: dev });
+          const vCache = torch.zeros([3 * T, Hkv, D], { dtype: 'bfloat16', device: dev });
+          const q = torch.qkNormRopeCache(qkv, {
+            norm,
+            positions,
+            invFreq,
+            slots,
+            kCache,
+            vCache,
+            numHeads: Hq,
+            numKvHeads: Hkv,
+            headDim: D,
+            eps: 1e-6,
+          });
+          // the models' path: narrow, per-head norm, rotate-half RoPE from bf16 tables
+          let qk = qkv.narrow(1, 0, (Hq + Hkv) * D).view(T, Hq + Hkv, D);
+          if (norm) qk = rmsNorm(qk, norm, 1e-6);
+          const { cos, sin } = ropeTables(invFreq, positions, 'bfloat16');
+          qk = applyRope(qk, cos, sin);
+          const what = `T ${T}, ${Hq}/${Hkv} heads of ${D}${withNorm ? ', q/k norms' : ''}`;
+          assertBf16Close(q, qk.narrow(1, 0, Hq), `q: ${what}`);
+          assertBf16Close(kCache.indexSelect(0, slots), qk.narrow(1, Hq, Hkv), `k: ${what}`);
+          const v = qkv.narrow(1, (Hq + Hkv) * D, Hkv * D).view(T, Hkv, D);
+          assert.equal(
+            vCache.indexSelect(0, slots).to('float32').sub(v.to('float32')).abs().max().item(),
+            0,
+            `v: ${what}`,
+          );
+          // the slots not written stay zero
+          const written = new Set(slots.toArray() as number[]);
+          for (let s = 0; s < 3 * T; s++)
+            if (!written.has(s)) assert.equal(kCache.select(0, s).abs().max().item(), 0, `slot ${s} untouched`);
+        }
+      }),
+    );
+  });
+
+  for (const family of ['qwen3', 'llama'] as const)
+    it(`${family}: a decode step through the fused kernels gives the models' trunk's logits, keys and values`, () => {
+      const model = createCausalLM(tinyConfig(family, { initializer_range: 0.1, head_dim: 64 }), {
+        seed: 6,
+        device: dev,
+        dtype: 'bfloat16',
+      });
+      const base = generationModel(model);
+      const fused = new FusedWeights(model.spec, base.layers);
+      const m = { ...base, layers: fused.layers };
+      const BS = 16;
+      torch.noGrad(() =>
+        torch.scope(() => {
+          const prompts = PROMPTS;
+          const tables = prompts.map((p, i) =>
+            Array.from({ length: Math.ceil((p.length + 1) / BS) }, (_, j) => 1 + i * 8 + j),
+          );
+          const shape = {
+            numLayers: model.spec.numLayers,
+            numBlocks: 40,
+            blockSize: BS,
+            numKvHeads: model.spec.numKvHeads,
+            headDim: model.spec.headDim,
+          };
+          const caches = [0, 1].map(() => new KVCache(shape, { dtype: 'bfloat16', device: dev }));
+          const slot = (i: number, p: number) => tables[i][Math.floor(p / BS)] * BS + (p % BS);
+          using batch = packSequences(prompts, { device: dev });
+          const slots = torch.tensor(
+            prompts.flatMap((p, i) => p.map((_, j) => slot(i, j))),
+            { device: dev },
+          );
+          const lastIndex = torch.tensor(
+            batch.cuSeqlens.slice(1).map((x) => x - 1),
+            { device: dev },
+          );
+          for (const c of caches) prefill(m, c, { batch, slots, lastIndex });
+          const positions = prompts.map((p) => p.length);
+          const W = Math.max(...tables.map((t) => t.length));
+          const inputs = {
+            ids: torch.tensor([7, 8, 9, 10], { device: dev }),
+            positions: torch.tensor(positions, { device: dev }),
+            slots: torch.tensor(
+              positions.map((p, i) => slot(i, p)),
+              { device: dev },
+            ),
+            blockTables: torch.tensor(
+              tables.map((t) => Array.from({ length: W }, (_, j) => t[j] ?? 0)),
+              { device: dev },
+            ),
+            attention: 'paged' as const,
+          };
+          const trunk = decodeStep(m, caches[0], inputs);
+          const viaKernels = decodeStep(m, caches[1], { ...inputs, fusedKernels: true });
+          const rel = viaKernels.sub(trunk).abs().max().item() / trunk.abs().max().item();
+          assert.ok(rel < 2e-2, `${family}: fused vs trunk decode logits, relative max diff ${rel}`);
+          assert.deepEqual(viaKernels.argmax(-1).toArray(), trunk.argmax(-1).toArray(), 'greedy tokens');
+          // the decoded token's key and value in every layer (deeper layers' inputs carry the logits' small differences)
+          for (let layer = 0; layer < model.spec.numLayers; layer++) {
+            for (const kv of ['k', 'v'] as const) {
+              const ours = caches[1][kv][layer].indexSelect(0, inputs.slots).to('float32');
+              const ref = caches[0][kv][layer].indexSelect(0, inputs.slots).to('float32');
+              const d = ours.sub(ref).abs().max().item() / ref.abs().max().item();
+              assert.ok(d < 2e-2, `${family} layer ${layer}: decoded ${kv} relative max diff ${d}`);
+            }
+          }
+          for (const c of caches) c.dispose();
+        }),
+      );
+      fused.dispose();
+      base.invFreq.dispose();
       model.dispose();
     });
 });

@@ -1,0 +1,352 @@
+// Fused kernels for the engine's decode step on CUDA (src/engine/fused-decode.ts runs them). A decode
+// step feeds one token per sequence, so each of a layer's elementwise ops is a tiny kernel whose
+// cost is its launch and its pass over memory, not its arithmetic; libtorch runs about 24 kernels a
+// layer, these bring it to 9 (with the matmuls and the attention):
+//   addRmsNorm       residual += x (or residual = x), then rms_norm(residual) * weight: one kernel
+//                    for the add, the norm (5 ops in libtorch) and the weight's multiply
+//   qkNormRopeCache  per head of the stacked q/k/v projection: Qwen3's q/k norm, rotate-half RoPE
+//                    at each token's position, k and v written to the cache at the token's slot,
+//                    q written contiguous for the attention (about 12 ops in libtorch)
+//   siluMul          silu(gate) * up of the stacked gate/up projection (2 ops)
+// Each rounds to bf16 wherever the libtorch ops it replaces round (after the norm, after the
+// weight's multiply, after each RoPE product and their sum, after silu, after the product), and
+// computes in float32 where they do, so it gives libtorch's values up to the order of a sum.
+// Sources compiled at run time by NVRTC (nvrtc.cc); bf16 only.
+#include "handles.h"
+
+#ifdef AGENT_R1_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "nvrtc.h"
+#endif
+
+namespace agent_r1 {
+namespace {
+
+#ifdef AGENT_R1_CUDA
+
+// bf16 as raw 16-bit words (NVRTC compiles these without the CUDA headers), shared by both programs
+const char* kHelpers = R"CUDA(
+typedef unsigned short bf16;
+
+__device__ __forceinline__ float bf(bf16 x) { return __uint_as_float(((unsigned int)x) << 16); }
+
+__device__ __forceinline__ bf16 toBf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)0x7fc0;  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);                          // round to nearest even
+  return (bf16)(u >> 16);
+}
+
+// f rounded to bf16 and back: what a libtorch op with a bf16 output hands the next op
+__device__ __forceinline__ float round16(float f) { return bf(toBf16(f)); }
+
+__device__ __forceinline__ float lo(unsigned int w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi(unsigned int w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ unsigned int pack(float a, float b) {
+  return (unsigned int)toBf16(a) | ((unsigned int)toBf16(b) << 16);
+}
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+)CUDA";
+
+// The row kernels (any shape), one program per device.
+const char* kRowKernels = R"CUDA(
+// One block per row of H values (H even, read as bf16 pairs). With a residual: r = bf16(x +
+// residual) is written to resOut (the next residual); without: r = x. out = bf16(bf16(r *
+// rsqrt(mean(r^2) + eps)) * w), as rms_norm(r) (float32 inside, a bf16 result) then * w.
+extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, const unsigned int* __restrict__ residual,
+                                        const unsigned int* __restrict__ w, unsigned int* __restrict__ out,
+                                        unsigned int* __restrict__ resOut, int H, float eps) {
+  __shared__ float partial[32];
+  const int pairs = H / 2;
+  const size_t row = (size_t)blockIdx.x * pairs;
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+    const unsigned int a = x[row + i];
+    float r0 = lo(a), r1 = hi(a);
+    if (residual) {
+      const unsigned int b = residual[row + i];
+      r0 = round16(r0 + lo(b));
+      r1 = round16(r1 + hi(b));
+      resOut[row + i] = pack(r0, r1);
+    }
+    ss += r0 * r0 + r1 * r1;
+  }
+  ss = warpSum(ss);
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    float v = threadIdx.x < (blockDim.x >> 5) ? partial[threadIdx.x] : 0.f;
+    v = warpSum(v);
+    if (threadIdx.x == 0) partial[0] = v;
+  }
+  __syncthreads();
+  const float inv = rsqrtf(partial[0] / (float)H + eps);
+  const unsigned int* src = residual ? resOut : x;
+  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+    const unsigned int a = src[row + i], g = w[i];
+    out[row + i] = pack(round16(lo(a) * inv) * lo(g), round16(hi(a) * inv) * hi(g));
+  }
+}
+
+// out [T, I] = bf16(bf16(silu(gate)) * up) of gu [T, 2 I] = [gate | up] (I even, as bf16 pairs).
+extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigned int* __restrict__ out, int I,
+                                    long long pairs) {
+  const int half = I / 2;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < pairs;
+       e += (long long)gridDim.x * blockDim.x) {
+    const long long t = e / half, i = e % half;
+    const unsigned int g = gu[t * I + i], u = gu[t * I + half + i];
+    const float g0 = lo(g), g1 = hi(g);
+    const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
+    out[e] = pack(s0 * lo(u), s1 * hi(u));
+  }
+}
+)CUDA";
+
+// The per-head kernel, one program per device and head dim.
+const char* kHeadKernel = R"CUDA(
+// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values): a
+// lane holds P = HEAD_DIM / 64 values of each half of the head, so rotate-half pairs value i with
+// i + HEAD_DIM / 2 in the same lane. q and k heads: the per-head norm (when `norm`, [Hq + Hkv,
+// HEAD_DIM]), then RoPE with cos and sin of position * invFreq (float32, rounded to bf16 as
+// libtorch's tables are), then q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
+// v heads: copied to vc at the slot. Caches are [slots, Hkv, HEAD_DIM].
+#define HALF (HEAD_DIM / 2)
+#define P (HEAD_DIM / 64)
+extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, const bf16* __restrict__ norm,
+                                              const long long* __restrict__ positions,
+                                              const float* __restrict__ invFreq, const long long* __restrict__ slots,
+                                              bf16* __restrict__ qOut, bf16* __restrict__ kc, bf16* __restrict__ vc,
+                                              int Hq, int Hkv, int stride, float eps) {
+  const int lane = threadIdx.x & 31;
+  const int head = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const int t = blockIdx.y;
+  if (head >= Hq + 2 * Hkv) return;  // a whole warp
+  const bf16* src = qkv + (size_t)t * stride + (size_t)head * HEAD_DIM;
+  const size_t slot = (size_t)slots[t];
+  if (head >= Hq + Hkv) {
+    bf16* dst = vc + (slot * Hkv + (head - Hq - Hkv)) * HEAD_DIM;
+    for (int i = lane; i < HEAD_DIM; i += 32) dst[i] = src[i];
+    return;
+  }
+  float x1[P], x2[P];
+  float ss = 0.f;
+#pragma unroll
+  for (int j = 0; j < P; j++) {
+    x1[j] = bf(src[lane * P + j]);
+    x2[j] = bf(src[HALF + lane * P + j]);
+    ss += x1[j] * x1[j] + x2[j] * x2[j];
+  }
+  if (norm) {
+    const float inv = rsqrtf(warpSum(ss) / (float)HEAD_DIM + eps);
+    const bf16* w = norm + (size_t)head * HEAD_DIM;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+      x1[j] = round16(round16(x1[j] * inv) * bf(w[lane * P + j]));
+      x2[j] = round16(round16(x2[j] * inv) * bf(w[HALF + lane * P + j]));
+    }
+  }
+  const float pos = (float)positions[t];
+  bf16* dst = head < Hq ? qOut + ((size_t)t * Hq + head) * HEAD_DIM : kc + (slot * Hkv + (head - Hq)) * HEAD_DIM;
+#pragma unroll
+  for (int j = 0; j < P; j++) {
+    const float f = pos * invFreq[lane * P + j];
+    const float c = round16(cosf(f)), s = round16(sinf(f));
+    // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]
+    dst[lane * P + j] = toBf16(round16(x1[j] * c) - round16(x2[j] * s));
+    dst[HALF + lane * P + j] = toBf16(round16(x2[j] * c) + round16(x1[j] * s));
+  }
+}
+
+)CUDA";
+
+const char* kWho = "fused decode kernels";
+
+// (static: nvrtc::kernel keys its cache on the source's address)
+const char* rowSource() {
+  static const std::string source = std::string(kHelpers) + kRowKernels;
+  return source.c_str();
+}
+
+const char* headSource() {
+  static const std::string source = std::string(kHelpers) + kHeadKernel;
+  return source.c_str();
+}
+
+void* rowKernel(int device, const char* name, cudaStream_t stream) {
+  return nvrtc::kernel(device, rowSource(), name, {}, stream, kWho);
+}
+
+void* headKernel(int device, int headDim, cudaStream_t stream) {
+  return nvrtc::kernel(device, headSource(), "qk_norm_rope_cache", {"HEAD_DIM=" + std::to_string(headDim)}, stream,
+                       kWho);
+}
+
+void checkBf16Cuda(const at::Tensor& t, const char* what) {
+  TORCH_CHECK(t.is_cuda() && t.scalar_type() == at::kBFloat16 && t.is_contiguous(), kWho, ": ", what,
+              " must be a contiguous bf16 CUDA tensor");
+}
+
+cudaStream_t streamOf(const at::Tensor& t) { return c10::cuda::getCurrentCUDAStream(t.get_device()).stream(); }
+
+// fusedAddRmsNorm(x [T, H], residual [T, H] | null, weight [H], eps) -> [out, residualOut | null]
+Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& x = unwrapTensor(env, info[0], "x");
+  const bool hasResidual = !info[1].IsNull() && !info[1].IsUndefined();
+  const at::Tensor* residual = hasResidual ? &unwrapTensor(env, info[1], "residual") : nullptr;
+  const at::Tensor& w = unwrapTensor(env, info[2], "weight");
+  const float eps = info[3].As<Napi::Number>().FloatValue();
+  checkBf16Cuda(x, "x");
+  checkBf16Cuda(w, "weight");
+  TORCH_CHECK(x.dim() == 2 && x.size(1) % 2 == 0 && w.dim() == 1 && w.size(0) == x.size(1), kWho,
+              ": addRmsNorm takes x [T, H] (H even) and weight [H]");
+  if (residual) {
+    checkBf16Cuda(*residual, "residual");
+    TORCH_CHECK(residual->sizes() == x.sizes(), kWho, ": addRmsNorm's residual must have x's shape");
+  }
+  const int H = static_cast<int>(x.size(1));
+  at::Tensor out = at::empty_like(x);
+  at::Tensor resOut = residual ? at::empty_like(x) : at::Tensor();
+  Napi::Array result = Napi::Array::New(env, 2);
+  if (x.size(0) > 0) {
+    cudaStream_t stream = streamOf(x);
+    void* f = rowKernel(x.get_device(), "add_rms_norm", stream);
+    const void* xp = x.data_ptr();
+    const void* rp = residual ? residual->data_ptr() : nullptr;
+    const void* wp = w.data_ptr();
+    void* op = out.data_ptr();
+    void* rop = residual ? resOut.data_ptr() : nullptr;
+    float e = eps;
+    int h = H;
+    void* args[] = {&xp, &rp, &wp, &op, &rop, &h, &e};
+    const int threads = H / 2 >= 512 ? 512 : (H / 2 >= 256 ? 256 : 128);
+    nvrtc::launch(f, dim3(static_cast<unsigned>(x.size(0))), dim3(threads), 0, stream, args, kWho);
+  }
+  result.Set(0u, wrapTensor(env, out));
+  result.Set(1u, residual ? wrapTensor(env, resOut) : env.Null());
+  return result;
+}
+
+// fusedQkNormRopeCache(qkv [T, (Hq + 2 Hkv) D], norm [Hq + Hkv, D] | null, positions [T] int64,
+//   invFreq [D / 2] f32, slots [T] int64, kCache, vCache [slots, Hkv, D], Hq, Hkv, D, eps) -> q [T, Hq, D]
+Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& qkv = unwrapTensor(env, info[0], "qkv");
+  const bool hasNorm = !info[1].IsNull() && !info[1].IsUndefined();
+  const at::Tensor* norm = hasNorm ? &unwrapTensor(env, info[1], "norm") : nullptr;
+  const at::Tensor& positions = unwrapTensor(env, info[2], "positions");
+  const at::Tensor& invFreq = unwrapTensor(env, info[3], "invFreq");
+  const at::Tensor& slots = unwrapTensor(env, info[4], "slots");
+  const at::Tensor& kc = unwrapTensor(env, info[5], "kCache");
+  const at::Tensor& vc = unwrapTensor(env, info[6], "vCache");
+  int Hq = info[7].As<Napi::Number>().Int32Value();
+  int Hkv = info[8].As<Napi::Number>().Int32Value();
+  const int D = info[9].As<Napi::Number>().Int32Value();
+  float eps = info[10].As<Napi::Number>().FloatValue();
+  TORCH_CHECK(D == 64 || D == 128 || D == 256, kWho, ": head dim must be 64, 128 or 256, got ", D);
+  TORCH_CHECK(qkv.is_cuda() && qkv.scalar_type() == at::kBFloat16 && qkv.dim() == 2 && qkv.stride(1) == 1 &&
+                  qkv.size(1) == static_cast<int64_t>(Hq + 2 * Hkv) * D,
+              kWho, ": qkv must be bf16 [T, (Hq + 2 Hkv) * D] with unit column stride");
+  if (norm) {
+    checkBf16Cuda(*norm, "the q/k norm weight");
+    TORCH_CHECK(norm->numel() == static_cast<int64_t>(Hq + Hkv) * D, kWho, ": the q/k norm weight must be [Hq + Hkv, D]");
+  }
+  TORCH_CHECK(positions.scalar_type() == at::kLong && slots.scalar_type() == at::kLong && positions.is_contiguous() &&
+                  slots.is_contiguous() && positions.numel() == qkv.size(0) && slots.numel() == qkv.size(0),
+              kWho, ": positions and slots must be contiguous int64 [T]");
+  TORCH_CHECK(invFreq.is_cuda() && invFreq.scalar_type() == at::kFloat && invFreq.is_contiguous() &&
+                  invFreq.numel() == D / 2,
+              kWho, ": invFreq must be float32 [D / 2] on the device");
+  checkBf16Cuda(kc, "kCache");
+  checkBf16Cuda(vc, "vCache");
+  TORCH_CHECK(kc.dim() == 3 && kc.sizes() == vc.sizes() && kc.size(1) == Hkv && kc.size(2) == D, kWho,
+              ": the caches must be [slots, Hkv, D]");
+  const int64_t T = qkv.size(0);
+  at::Tensor q = at::empty({T, Hq, D}, qkv.options());
+  if (T == 0) return wrapTensor(env, q);
+  cudaStream_t stream = streamOf(qkv);
+  void* f = headKernel(qkv.get_device(), D, stream);
+  const void* a0 = qkv.data_ptr();
+  const void* a1 = norm ? norm->data_ptr() : nullptr;
+  const void* a2 = positions.data_ptr();
+  const void* a3 = invFreq.data_ptr();
+  const void* a4 = slots.data_ptr();
+  void* a5 = q.data_ptr();
+  void* a6 = kc.data_ptr();
+  void* a7 = vc.data_ptr();
+  int stride = static_cast<int>(qkv.stride(0));
+  void* args[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7, &Hq, &Hkv, &stride, &eps};
+  const int headsPerBlock = 4;
+  const unsigned blocksX = static_cast<unsigned>((Hq + 2 * Hkv + headsPerBlock - 1) / headsPerBlock);
+  nvrtc::launch(f, dim3(blocksX, static_cast<unsigned>(T)), dim3(32 * headsPerBlock), 0, stream, args, kWho);
+  return wrapTensor(env, q);
+}
+
+// fusedSiluMul(gu [T, 2 I]) -> [T, I]
+Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& gu = unwrapTensor(env, info[0], "gateUp");
+  checkBf16Cuda(gu, "gateUp");
+  TORCH_CHECK(gu.dim() == 2 && gu.size(1) % 4 == 0, kWho, ": siluMul takes [T, 2 I] with I even");
+  int I = static_cast<int>(gu.size(1) / 2);
+  at::Tensor out = at::empty({gu.size(0), I}, gu.options());
+  long long pairs = static_cast<long long>(gu.size(0)) * I / 2;
+  if (pairs == 0) return wrapTensor(env, out);
+  cudaStream_t stream = streamOf(gu);
+  void* f = rowKernel(gu.get_device(), "silu_mul", stream);
+  const void* a0 = gu.data_ptr();
+  void* a1 = out.data_ptr();
+  void* args[] = {&a0, &a1, &I, &pairs};
+  const long long threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((pairs + threads - 1) / threads, 4096));
+  nvrtc::launch(f, dim3(blocks), dim3(threads), 0, stream, args, kWho);
+  return wrapTensor(env, out);
+}
+
+// fusedDecodePrepare(device, headDim): compiles and loads the three kernels now (not while a CUDA
+// graph is captured).
+Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
+  const int device = info[0].As<Napi::Number>().Int32Value();
+  const int headDim = info[1].As<Napi::Number>().Int32Value();
+  TORCH_CHECK(headDim == 64 || headDim == 128 || headDim == 256, kWho, ": head dim must be 64, 128 or 256, got ",
+              headDim);
+  for (const char* name : {"add_rms_norm", "silu_mul"}) rowKernel(device, name, nullptr);
+  headKernel(device, headDim, nullptr);
+  return info.Env().Undefined();
+}
+
+#else
+
+[[noreturn]] void noCuda(Napi::Env env) {
+  throw Napi::Error::New(env,
+                         "the fused decode kernels need the native addon built against a CUDA libtorch (npm run "
+                         "build:native)");
+}
+Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+
+#endif
+
+}  // namespace
+
+void registerFusedDecode(Napi::Env env, Napi::Object exports) {
+  exportFunction<FusedAddRmsNorm>(env, exports, "fusedAddRmsNorm");
+  exportFunction<FusedQkNormRopeCache>(env, exports, "fusedQkNormRopeCache");
+  exportFunction<FusedSiluMul>(env, exports, "fusedSiluMul");
+  exportFunction<FusedDecodePrepare>(env, exports, "fusedDecodePrepare");
+}
+
+}  // namespace agent_r1

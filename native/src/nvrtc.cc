@@ -1,0 +1,207 @@
+// Run-time compilation of the engine's CUDA kernels. A pip libtorch ships NVRTC (and the driver
+// comes with CUDA), so no CUDA compiler is needed to build the addon: each kernel is compiled on
+// first use for the exact device it runs on, loaded through the driver API and launched on the
+// current stream, which a CUDA graph capture records like any libtorch kernel. NVRTC and the
+// driver are opened with dlopen, so neither their headers nor their libraries are needed at build time.
+#include "nvrtc.h"
+
+#ifdef AGENT_R1_CUDA
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/util/Exception.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+namespace agent_r1 {
+namespace nvrtc {
+namespace {
+
+// The few NVRTC and driver entry points used.
+using Result = int;
+struct Api {
+  Result (*nvrtcCreateProgram)(void**, const char*, const char*, int, const char* const*, const char* const*);
+  Result (*nvrtcCompileProgram)(void*, int, const char* const*);
+  Result (*nvrtcGetProgramLogSize)(void*, size_t*);
+  Result (*nvrtcGetProgramLog)(void*, char*);
+  Result (*nvrtcGetCUBINSize)(void*, size_t*);
+  Result (*nvrtcGetCUBIN)(void*, char*);
+  Result (*nvrtcDestroyProgram)(void**);
+  const char* (*nvrtcGetErrorString)(Result);
+  Result (*cuModuleLoadData)(void**, const void*);
+  Result (*cuModuleGetFunction)(void**, void*, const char*);
+  Result (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
+                           void**);
+  Result (*cuFuncSetAttribute)(void*, int, int);
+  Result (*cuGetErrorString)(Result, const char**);
+};
+
+template <typename F>
+void bind(void* lib, const char* name, F& slot, std::string& missing) {
+  slot = reinterpret_cast<F>(dlsym(lib, name));
+  if (!slot) missing += std::string(missing.empty() ? "" : ", ") + name;
+}
+
+// The folder holding the loaded libc10_cuda (site-packages/torch/lib for a pip libtorch).
+std::string torchLibDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&c10::cuda::device_count), &info) == 0 || !info.dli_fname) return "";
+  std::string path = info.dli_fname;
+  return path.substr(0, path.find_last_of('/'));
+}
+
+void* openNvrtc(std::vector<std::string>& tried) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("AGENT_R1_NVRTC")) candidates.push_back(env);
+  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(name);
+  const std::string lib = torchLibDir();
+  if (!lib.empty()) {
+    // pip's CUDA wheels beside torch: nvidia/cu13/lib (CUDA 13), nvidia/cuda_nvrtc/lib (CUDA 12)
+    for (const char* rel : {"/../../nvidia/cu13/lib/libnvrtc.so.13", "/../../nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+                            "/libnvrtc.so"}) {
+      candidates.push_back(lib + rel);
+    }
+  }
+  for (const char* path : {"/usr/local/cuda/lib64/libnvrtc.so", "/usr/lib/x86_64-linux-gnu/libnvrtc.so"}) {
+    candidates.push_back(path);
+  }
+  for (const auto& c : candidates) {
+    if (void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL)) return h;
+    tried.push_back(c);
+  }
+  return nullptr;
+}
+
+const Api& api() {
+  static Api a{};
+  static std::string error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> tried;
+    void* nvrtc = openNvrtc(tried);
+    if (!nvrtc) {
+      error = "the engine's CUDA kernels need NVRTC (libnvrtc), which came with neither this libtorch nor CUDA; tried:";
+      for (const auto& t : tried) error += " " + t;
+      error += ". Set AGENT_R1_NVRTC to its path, or decode attention to 'flash' or 'sdpa'";
+      return;
+    }
+    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!driver) {
+      error = "the engine's CUDA kernels: the CUDA driver (libcuda.so.1) could not be opened";
+      return;
+    }
+    std::string missing;
+    bind(nvrtc, "nvrtcCreateProgram", a.nvrtcCreateProgram, missing);
+    bind(nvrtc, "nvrtcCompileProgram", a.nvrtcCompileProgram, missing);
+    bind(nvrtc, "nvrtcGetProgramLogSize", a.nvrtcGetProgramLogSize, missing);
+    bind(nvrtc, "nvrtcGetProgramLog", a.nvrtcGetProgramLog, missing);
+    bind(nvrtc, "nvrtcGetCUBINSize", a.nvrtcGetCUBINSize, missing);
+    bind(nvrtc, "nvrtcGetCUBIN", a.nvrtcGetCUBIN, missing);
+    bind(nvrtc, "nvrtcDestroyProgram", a.nvrtcDestroyProgram, missing);
+    bind(nvrtc, "nvrtcGetErrorString", a.nvrtcGetErrorString, missing);
+    bind(driver, "cuModuleLoadData", a.cuModuleLoadData, missing);
+    bind(driver, "cuModuleGetFunction", a.cuModuleGetFunction, missing);
+    bind(driver, "cuLaunchKernel", a.cuLaunchKernel, missing);
+    bind(driver, "cuFuncSetAttribute", a.cuFuncSetAttribute, missing);
+    bind(driver, "cuGetErrorString", a.cuGetErrorString, missing);
+    if (!missing.empty()) error = "the engine's CUDA kernels: NVRTC or the CUDA driver lacks " + missing;
+  });
+  if (!error.empty()) throw std::runtime_error(error);
+  return a;
+}
+
+void check(Result r, const char* who, const char* what) {
+  if (r == 0) return;
+  const char* msg = nullptr;
+  api().cuGetErrorString(r, &msg);
+  throw std::runtime_error(std::string(who) + ": " + what + " failed: " + (msg ? msg : "unknown"));
+}
+
+std::mutex kernelsMutex;
+// a program is compiled once per (device, source, defines); its kernels are looked up by name
+std::map<std::tuple<int, const char*, std::string>, void*> modules;
+std::map<std::pair<void*, std::string>, void*> kernels;
+
+}  // namespace
+
+int maxSharedBytes(int device) {
+  int n = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return n;
+}
+
+void* kernel(int device, const char* source, const char* name, const std::vector<std::string>& defines,
+             cudaStream_t stream, const char* who) {
+  std::string joined;
+  for (const auto& d : defines) joined += d + " ";
+  std::lock_guard<std::mutex> lock(kernelsMutex);
+  const auto moduleKey = std::make_tuple(device, source, joined);
+  auto loaded = modules.find(moduleKey);
+  if (loaded != modules.end()) {
+    auto found = kernels.find({loaded->second, name});
+    if (found != kernels.end()) return found->second;
+  }
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (stream) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  TORCH_CHECK(status == cudaStreamCaptureStatusNone, who, ": the kernel ", name, " (", joined,
+              ") is not loaded yet and cannot be while a CUDA graph is captured; prepare it first");
+  const Api& a = api();
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  C10_CUDA_CHECK(cudaFree(nullptr));  // the device's primary context, current for the driver calls below
+  void* module = loaded != modules.end() ? loaded->second : nullptr;
+  if (!module) {
+    int major = 0, minor = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor),
+                                        "--std=c++17"};
+    for (const auto& d : defines) options.push_back("-D" + d);
+    std::vector<const char*> argv;
+    for (const auto& o : options) argv.push_back(o.c_str());
+    void* program = nullptr;
+    Result r = a.nvrtcCreateProgram(&program, source, (std::string(name) + ".cu").c_str(), 0, nullptr, nullptr);
+    if (r != 0) throw std::runtime_error(std::string(who) + ": NVRTC: " + a.nvrtcGetErrorString(r));
+    r = a.nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
+    if (r != 0) {
+      size_t n = 0;
+      a.nvrtcGetProgramLogSize(program, &n);
+      std::string log(n, '\0');
+      a.nvrtcGetProgramLog(program, log.data());
+      a.nvrtcDestroyProgram(&program);
+      throw std::runtime_error(std::string(who) + ": NVRTC could not compile " + name + " for " + options[0] + ": " +
+                               log);
+    }
+    size_t size = 0;
+    a.nvrtcGetCUBINSize(program, &size);
+    std::string cubin(size, '\0');
+    a.nvrtcGetCUBIN(program, cubin.data());
+    a.nvrtcDestroyProgram(&program);
+    check(a.cuModuleLoadData(&module, cubin.data()), who, "loading the kernels");
+    modules.emplace(moduleKey, module);
+  }
+  void* function = nullptr;
+  check(a.cuModuleGetFunction(&function, module, name), who, "finding the kernel");
+  kernels.emplace(std::make_pair(module, std::string(name)), function);
+  return function;
+}
+
+void allowSharedBytes(void* function, int bytes, const char* who) {
+  const int kMaxDynamicSharedMemory = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  check(api().cuFuncSetAttribute(function, kMaxDynamicSharedMemory, bytes), who, "raising the kernel's shared memory");
+}
+
+void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
+            const char* who) {
+  check(api().cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, sharedBytes, stream, args,
+                             nullptr),
+        who, "launching the kernel");
+}
+
+}  // namespace nvrtc
+}  // namespace agent_r1
+#endif

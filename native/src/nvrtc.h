@@ -1,0 +1,34 @@
+// Kernels compiled at run time by NVRTC and launched through the CUDA driver API (nvrtc.cc says
+// why): the engine's own decode kernels (paged_attention.cc, fused_decode.cc) are CUDA C sources
+// held as strings, compiled once per (device, kernel, defines) for the device they run on.
+#pragma once
+#ifdef AGENT_R1_CUDA
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+namespace agent_r1 {
+namespace nvrtc {
+
+// The kernel `name` of `source` compiled with these -D defines for `device`, loaded (cached: a
+// source, which must be a string that lives as long as the process, is compiled once per device
+// and defines, and the same arguments give the same function). `stream`: the stream of the launch that needs it, or
+// null when preparing ahead: a kernel not loaded yet cannot be while that stream is captured into
+// a CUDA graph, so the caller is told to prepare it first. `who` names the caller in errors.
+void* kernel(int device, const char* source, const char* name, const std::vector<std::string>& defines,
+             cudaStream_t stream, const char* who);
+
+// Launches on `stream` (so the launch can be captured in a CUDA graph).
+void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
+            const char* who);
+
+// Lets `function` use up to `bytes` of dynamic shared memory (above the default 48 KiB).
+void allowSharedBytes(void* function, int bytes, const char* who);
+
+// The most shared memory one block may opt in to on `device`.
+int maxSharedBytes(int device);
+
+}  // namespace nvrtc
+}  // namespace agent_r1
+#endif

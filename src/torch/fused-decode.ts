@@ -1,0 +1,88 @@
+// The engine's fused decode kernels (native/src/fused_decode.cc: CUDA C compiled at run time by
+// NVRTC), each the same values as the libtorch ops it replaces up to the order of a sum, in one
+// launch: what a decode step of one token per sequence is made of besides its matmuls and attention.
+import { native } from './native.js';
+import { toTorchError } from './errors.js';
+import { type Tensor, wrap } from './tensor.js';
+import type { Device } from './device.js';
+
+function call<T>(name: string, shapes: number[][], f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw toTorchError(e, name, shapes);
+  }
+}
+
+/** Whether this addon has the kernels (a build against a CUDA libtorch). */
+export function hasFusedDecodeKernels(): boolean {
+  return native.builtWithCuda;
+}
+
+/** Compiles and loads the kernels for this head dim now (they cannot be during a CUDA graph capture). */
+export function prepareFusedDecodeKernels(device: Device, headDim: number): void {
+  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
+  call('prepareFusedDecodeKernels', [], () => native.fusedDecodePrepare(index, headDim));
+}
+
+/**
+ * With a residual: r = x + residual, then out = rms_norm(r) * weight; returns { out, residual: r }.
+ * Without: out = rms_norm(x) * weight and residual = x (a pre-norm trunk's first norm).
+ * bf16 [T, H] (H even), weight [H].
+ */
+export function addRmsNorm(
+  x: Tensor,
+  residual: Tensor | null,
+  weight: Tensor,
+  eps: number,
+): { out: Tensor; residual: Tensor } {
+  const [out, r] = call('addRmsNorm', [x.shape, weight.shape], () =>
+    native.fusedAddRmsNorm(x.handle$, residual?.handle$ ?? null, weight.handle$, eps),
+  );
+  return { out: wrap(out), residual: r ? wrap(r) : x };
+}
+
+/**
+ * Per head of qkv [T, (Hq + 2 Hkv) * D] (the stacked q/k/v projection, bf16): q and k normed by
+ * `norm` [Hq + Hkv, D] when given (Qwen3's q/k norms), then rotated (rotate-half RoPE at
+ * `positions` [T] int64 with `invFreq` [D / 2] float32 on the device); k and v written to the
+ * caches [slots, Hkv, D] at `slots` [T] int64. Returns q [T, Hq, D], contiguous.
+ */
+export function qkNormRopeCache(
+  qkv: Tensor,
+  o: {
+    norm: Tensor | null;
+    positions: Tensor;
+    invFreq: Tensor;
+    slots: Tensor;
+    kCache: Tensor;
+    vCache: Tensor;
+    numHeads: number;
+    numKvHeads: number;
+    headDim: number;
+    eps: number;
+  },
+): Tensor {
+  return wrap(
+    call('qkNormRopeCache', [qkv.shape, o.kCache.shape], () =>
+      native.fusedQkNormRopeCache(
+        qkv.handle$,
+        o.norm?.handle$ ?? null,
+        o.positions.handle$,
+        o.invFreq.handle$,
+        o.slots.handle$,
+        o.kCache.handle$,
+        o.vCache.handle$,
+        o.numHeads,
+        o.numKvHeads,
+        o.headDim,
+        o.eps,
+      ),
+    ),
+  );
+}
+
+/** silu(gate) * up of gateUp [T, 2 I] = [gate | up] (bf16, I even) -> [T, I]. */
+export function siluMul(gateUp: Tensor): Tensor {
+  return wrap(call('siluMul', [gateUp.shape], () => native.fusedSiluMul(gateUp.handle$)));
+}
