@@ -26,11 +26,17 @@
 // the device with `torch.cuda.synchronizeAsync()` (off the main thread) before reading sampled ids.
 // Each step reads back the batch's token ids and logprobs in one copy each.
 //
-// CUDA graphs: on CUDA (unless `enforceEager`) `decodeStep` (forward.ts: its contract) is replayed
-// from one CUDA graph per (batch, block-table width) bucket (decode-graphs.ts), made again with the
-// cache; a step that cannot be captured falls back to eager decoding. On CUDA the engine also reads
-// stacked q/k/v and gate/up copies of the weights (fused-weights.ts: fewer kernels per layer),
-// refreshed from the model whenever it starts work after being idle.
+// Step inputs: every step's rows (tokens, positions, slots, block tables, sampling settings) go to
+// the device through static buffers (step-inputs.ts) in one copy; each request's sampling settings,
+// its seed's key among them, are worked out once when it arrives.
+//
+// CUDA graphs: on CUDA (unless `enforceEager`) the decode step with its sampling (`decodeStep`,
+// forward.ts: its contract, then `sampleTokens`) is replayed from one CUDA graph per (batch,
+// block-table width) bucket and set of sampling features (decode-graphs.ts), made again with the
+// cache; a step that cannot be captured falls back to eager decoding, the same function run op by
+// op. On CUDA the engine also reads stacked q/k/v and gate/up copies of the weights
+// (fused-weights.ts: fewer kernels per layer), refreshed from the model whenever it starts work
+// after being idle.
 import { totalmem } from 'node:os';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,7 +51,6 @@ import { BlockPool } from './block-pool.js';
 import { KVCache, blockBytes, type KVCacheShape } from './kv-cache.js';
 import {
   FLASH_PAGED_BLOCK,
-  decodeStep,
   flashTakesBlockTable,
   generationModel,
   prefill,
@@ -54,9 +59,10 @@ import {
   type GenerationModel,
   type ResolvedDecodeAttention,
 } from './forward.js';
-import { isGreedy, samplingTensors, sampleTokens } from './sampling.js';
+import { rowSettings, type RowSettings } from './sampling.js';
 import { DecodeGraphs, GraphCaptureError, graphWidth } from './decode-graphs.js';
 import { fusedDecodeUnsupported } from './fused-decode.js';
+import { StepInputs, type DecodeRows } from './step-inputs.js';
 import { FusedWeights } from './fused-weights.js';
 
 export interface EngineOptions {
@@ -107,8 +113,8 @@ export class EngineError extends AgentR1Error {}
 interface Request {
   prompt: number[];
   sampling: SamplingParams;
-  /** The seed of its random numbers (its own, or drawn when it arrived). */
-  seed: number;
+  /** Its sampling settings as the sampler reads them, its seed's key among them (its seed: its own, or drawn when it arrived). */
+  settings: RowSettings;
   maxTokens: number;
   stopIds: Set<number>;
   tokens: number[];
@@ -185,8 +191,9 @@ function drawSeed(): number {
   return torch.scope(() => torch.randint(0, 2 ** 31 - 1, [1]).item());
 }
 
-function int64(values: readonly number[], device: torch.Device, shape?: number[]): Tensor {
-  return torch.tensor(BigInt64Array.from(values, BigInt), { device, shape });
+/** An int64 tensor of small integers: through float64 (exact below 2^53) and one native cast, not a BigInt per value. */
+function int64(values: readonly number[], device: torch.Device): Tensor {
+  return torch.tensor(Float64Array.from(values)).to({ dtype: 'int64', device });
 }
 
 /**
@@ -253,6 +260,8 @@ export class Engine implements Generator, Disposable {
   /** Whether decode steps replay CUDA graphs; the graphs are made with the cache. */
   private graphsOn: boolean;
   private graphs: DecodeGraphs | null = null;
+  /** The steps' static inputs (the graphs read them too). */
+  private readonly inputs: StepInputs;
   private loopDone: Promise<void> | null = null;
   private releaseWhenIdle = false;
   private disposed = false;
@@ -344,6 +353,12 @@ export class Engine implements Generator, Disposable {
     if (o.fusedDecodeKernels && unfused) throw new UserError(`Engine: fusedDecodeKernels: ${unfused}`);
     this.fusedKernels = (o.fusedDecodeKernels ?? true) && !unfused;
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
+    this.inputs = new StepInputs({
+      maxBatch: this.maxBatchSize,
+      maxWidth: this.maxWidth,
+      vocabSize: spec.vocabSize,
+      device: model.device,
+    });
     this.cache = this.newCache();
   }
 
@@ -369,14 +384,17 @@ export class Engine implements Generator, Disposable {
     return new KVCache(this.shape, { dtype: this.model.computeDtype, device: this.model.device });
   }
 
+  /** Block-table columns of a sequence of max length. */
+  private get maxWidth(): number {
+    return Math.ceil(this.maxLength / this.blockSize);
+  }
+
   get stats(): EngineStats {
-    const { peakBlocksUsed, ...rest } = this.counters;
     return {
       waiting: this.waiting.length,
       active: this.running.length,
-      ...rest,
       blocksUsed: this.pool.numUsed,
-      peakBlocksUsed,
+      ...this.counters,
     };
   }
 
@@ -423,7 +441,7 @@ export class Engine implements Generator, Disposable {
       const req: Request = {
         prompt: [...promptIds],
         sampling,
-        seed: sampling.seed ?? drawSeed(),
+        settings: rowSettings({ ...sampling, seed: sampling.seed ?? drawSeed() }, this.model.spec.vocabSize),
         maxTokens: sampling.maxTokens,
         stopIds: new Set([...(sampling.ignoreEos ? [] : this.eosTokenIds), ...(sampling.stopTokenIds ?? [])]),
         tokens: [],
@@ -674,14 +692,13 @@ export class Engine implements Generator, Disposable {
     return undefined;
   }
 
-  /** Samples each row's next token; `positions` [B]: the position each drawn token takes in its sequence. */
-  private sample(logits: Tensor, reqs: Request[], positions: number[]) {
-    const s = samplingTensors(
-      reqs.map((r) => ({ ...r.sampling, seed: r.seed })),
-      this.model.spec.vocabSize,
-      this.model.device,
+  /** Samples each row's next token from logits [B, V]; `last` [B]: the position of each row's last token (it draws the next). */
+  private sample(logits: Tensor, reqs: Request[], last: number[]) {
+    const features = this.inputs.fillSampling(
+      reqs.map((r) => r.settings),
+      last,
     );
-    return sampleTokens(logits, s, int64(positions, this.model.device));
+    return this.inputs.sample(logits, features);
   }
 
   /** The cache slot of position `p` of a sequence with these blocks. */
@@ -733,7 +750,7 @@ export class Engine implements Generator, Disposable {
       return this.sample(
         logits,
         members,
-        groups.flatMap((g) => g.members.map(() => g.tokens.length)),
+        groups.flatMap((g) => g.members.map(() => g.tokens.length - 1)),
       );
     } finally {
       batch.dispose();
@@ -742,72 +759,47 @@ export class Engine implements Generator, Disposable {
 
   private decode(reqs: Request[]): { tokens: Tensor; logprobs: Tensor } {
     const device = this.model.device;
-    const B = reqs.length;
     const needed = Math.max(...reqs.map((r) => Math.floor(r.cached / this.blockSize) + 1));
     // On CUDA the width is bucketed as the graphs bucket it (a few blocks more at most), so eager and
     // graph steps run the same kernels; the paged kernel reads only each row's own blocks whatever the
     // width, so it runs at the widest, one graph per batch size.
-    const maxWidth = Math.ceil(this.maxLength / this.blockSize);
-    const W = device === 'cpu' ? needed : this.decodeAttention === 'paged' ? maxWidth : graphWidth(needed, maxWidth);
-    if (this.graphsOn) {
-      const out = this.decodeGraphed(reqs, W);
-      if (out) return out;
-    }
-    const tables = new Array<number>(B * W).fill(0);
-    reqs.forEach((r, b) => {
-      for (let j = 0; j < r.blocks.length && j < W; j++) tables[b * W + j] = r.blocks[j];
-    });
-    const logits = decodeStep(this.generation, this.cache!, {
-      ids: int64(
-        reqs.map((r) => r.tokens[r.tokens.length - 1]),
-        device,
-      ),
-      positions: int64(
-        reqs.map((r) => r.cached),
-        device,
-      ),
-      slots: int64(
-        reqs.map((r) => this.slotOf(r.blocks, r.cached)),
-        device,
-      ),
-      blockTables: int64(tables, device, [B, W]),
-      attention: this.decodeAttention,
-      fusedKernels: this.fusedKernels,
-    });
-    const out = this.sample(
-      logits,
-      reqs,
-      reqs.map((r) => r.cached + 1),
-    );
-    for (const r of reqs) r.cached++;
-    return out;
-  }
-
-  /** The decode step from CUDA graphs; null when it could not be captured (graphs are then off). */
-  private decodeGraphed(reqs: Request[], width: number): { tokens: Tensor; logprobs: Tensor } | null {
-    this.graphs ??= new DecodeGraphs(this.generation, this.cache!, {
-      maxBatch: this.maxBatchSize,
-      maxWidth: Math.ceil(this.maxLength / this.blockSize),
-      attention: this.decodeAttention,
-      fusedKernels: this.fusedKernels,
-    });
-    const rows = {
+    const W =
+      device === 'cpu' ? needed : this.decodeAttention === 'paged' ? this.maxWidth : graphWidth(needed, this.maxWidth);
+    const rows: DecodeRows = {
       ids: reqs.map((r) => r.tokens[r.tokens.length - 1]),
       positions: reqs.map((r) => r.cached),
       slots: reqs.map((r) => this.slotOf(r.blocks, r.cached)),
       blocks: reqs.map((r) => r.blocks),
-      width,
+      width: W,
+      sampling: reqs.map((r) => r.settings),
     };
+    const out = (this.graphsOn && this.decodeGraphed(rows)) || this.decodeEager(rows);
+    for (const r of reqs) r.cached++;
+    return out;
+  }
+
+  /** The decode step run op by op, over the same static inputs the graphs read. */
+  private decodeEager(rows: DecodeRows): { tokens: Tensor; logprobs: Tensor } {
+    const B = rows.ids.length;
+    const features = this.inputs.fillDecode(rows, B);
+    return this.inputs.decode(this.generation, this.cache!, {
+      bucket: B,
+      width: rows.width,
+      features,
+      attention: this.decodeAttention,
+      fusedKernels: this.fusedKernels,
+    });
+  }
+
+  /** The decode step from CUDA graphs; null when it could not be captured (graphs are then off). */
+  private decodeGraphed(rows: DecodeRows): { tokens: Tensor; logprobs: Tensor } | null {
+    this.graphs ??= new DecodeGraphs(this.generation, this.cache!, this.inputs, {
+      maxBatch: this.maxBatchSize,
+      attention: this.decodeAttention,
+      fusedKernels: this.fusedKernels,
+    });
     try {
-      const out = reqs.every((r) => isGreedy(r.sampling))
-        ? this.graphs.runGreedy(rows)
-        : this.sample(
-            this.graphs.run(rows),
-            reqs,
-            reqs.map((r) => r.cached + 1),
-          );
-      for (const r of reqs) r.cached++;
-      return out;
+      return this.graphs.run(rows);
     } catch (e) {
       if (!(e instanceof GraphCaptureError)) throw e;
       console.warn(`agent-r1 engine: ${e.message}; decoding eagerly (set enforce_eager=true to skip the attempt)`);
@@ -857,6 +849,7 @@ export class Engine implements Generator, Disposable {
     for (const r of [...this.running]) this.finish(r, 'abort');
     this.graphs?.dispose();
     this.graphs = null;
+    this.inputs.dispose();
     this.fused?.dispose();
     this.cache?.dispose();
     this.cache = null;

@@ -24,9 +24,15 @@ export {
   counterUniforms,
   seedKey,
   isGreedy,
+  rowSettings,
+  samplingFeatures,
+  featuresKey,
   type RowSampling,
+  type RowSettings,
+  type SamplingFeatures,
   type SamplingTensors,
 } from './sampling.js';
+export { StepInputs, type DecodeRows } from './step-inputs.js';
 export {
   Engine,
   EngineError,

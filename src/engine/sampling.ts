@@ -76,7 +76,7 @@ export interface RowSampling {
   seed?: number;
 }
 
-/** The batch's settings as tensors (made once per step; `null` when no row uses the feature). */
+/** The batch's settings as tensors (`null` when no row uses the feature). */
 export interface SamplingTensors {
   /** [B, 1] float32; greedy rows hold 1 (their logprobs are at temperature 1). */
   temperature: Tensor;
@@ -96,41 +96,104 @@ export function isGreedy(s: RowSampling): boolean {
   return s.temperature === 0;
 }
 
-/** Builds the per-row tensors of a batch's settings (a few small host-to-device copies). */
-export function samplingTensors(rows: readonly RowSampling[], vocabSize: number, device: Device): SamplingTensors {
-  const greedyRows = rows.map(isGreedy);
-  const anyGreedy = greedyRows.some(Boolean);
-  const allGreedy = greedyRows.every(Boolean);
-  const useK = rows.some((r) => !isGreedy(r) && r.topK !== undefined && r.topK > 0 && r.topK < vocabSize);
-  const useP = rows.some((r) => !isGreedy(r) && r.topP !== undefined && r.topP < 1);
+/** One row's settings as the sampling tensors hold them (worked out once per request). */
+export interface RowSettings {
+  greedy: boolean;
+  /** 1 for greedy rows (their logprobs are at temperature 1). */
+  temperature: number;
+  /** V where off. */
+  topK: number;
+  /** 1 where off. */
+  topP: number;
+  /** `seedKey` of the row's seed. */
+  key: number;
+}
+
+export function rowSettings(r: RowSampling, vocabSize: number): RowSettings {
+  const greedy = isGreedy(r);
   return {
-    temperature: torch.tensor(
-      Float32Array.from(rows, (r) => (isGreedy(r) ? 1 : (r.temperature ?? 1))),
-      { shape: [rows.length, 1], device },
-    ),
-    greedy: anyGreedy && !allGreedy ? torch.tensor(greedyRows, { device }) : null,
-    allGreedy,
-    topK: useK
-      ? torch.tensor(
-          BigInt64Array.from(rows, (r) =>
-            BigInt(r.topK !== undefined && r.topK > 0 ? Math.min(r.topK, vocabSize) : vocabSize),
-          ),
-          { shape: [rows.length, 1], device },
-        )
-      : null,
-    topP: useP
-      ? torch.tensor(
-          Float32Array.from(rows, (r) => r.topP ?? 1),
-          { shape: [rows.length, 1], device },
-        )
-      : null,
-    keys: allGreedy
-      ? null
-      : torch.tensor(
-          BigInt64Array.from(rows, (r) => BigInt(seedKey(r.seed ?? 0))),
-          { device },
-        ),
+    greedy,
+    temperature: greedy ? 1 : (r.temperature ?? 1),
+    topK: r.topK !== undefined && r.topK > 0 ? Math.min(r.topK, vocabSize) : vocabSize,
+    topP: r.topP ?? 1,
+    key: seedKey(r.seed ?? 0),
   };
+}
+
+/** Which sampling features a batch uses: which of `SamplingTensors` are there, and which ops run. */
+export interface SamplingFeatures {
+  /** Every row greedy: the argmax only. */
+  allGreedy: boolean;
+  /** Greedy rows beside sampled ones (the greedy mask). */
+  mixed: boolean;
+  /** A sampled row keeps fewer than V tokens (top-k). */
+  topK: boolean;
+  /** A sampled row keeps less than probability 1 (top-p). */
+  topP: boolean;
+}
+
+export function samplingFeatures(rows: readonly RowSettings[], vocabSize: number): SamplingFeatures {
+  let greedy = 0;
+  let topK = false;
+  let topP = false;
+  for (const r of rows) {
+    if (r.greedy) greedy++;
+    else {
+      topK ||= r.topK < vocabSize;
+      topP ||= r.topP < 1;
+    }
+  }
+  return { allGreedy: greedy === rows.length, mixed: greedy > 0 && greedy < rows.length, topK, topP };
+}
+
+/** A name for the features (a CUDA graph per batch bucket and features): 'greedy', 'sample', 'mixed+top-p', ... */
+export function featuresKey(f: SamplingFeatures): string {
+  if (f.allGreedy) return 'greedy';
+  const parts = [f.mixed && 'mixed', f.topK && 'top-k', f.topP && 'top-p'].filter(Boolean);
+  return parts.length ? parts.join('+') : 'sample';
+}
+
+// Rows of the packed settings: float64 [SAMPLING_FIELDS, B], exact for every integer they hold
+// (keys are below 2^32), so the host writes plain numbers (no BigInt per element) and the device casts.
+const TEMPERATURE = 0;
+const TOP_K = 1;
+const TOP_P = 2;
+const KEY = 3;
+const GREEDY = 4;
+export const SAMPLING_FIELDS = 5;
+
+/** Writes row `i`'s settings into packed settings `out` of `stride` rows per field (float64 [SAMPLING_FIELDS, stride]), from `offset`. */
+export function writeSettings(out: Float64Array, offset: number, stride: number, i: number, r: RowSettings): void {
+  out[offset + TEMPERATURE * stride + i] = r.temperature;
+  out[offset + TOP_K * stride + i] = r.topK;
+  out[offset + TOP_P * stride + i] = r.topP;
+  out[offset + KEY * stride + i] = r.key;
+  out[offset + GREEDY * stride + i] = r.greedy ? 1 : 0;
+}
+
+/**
+ * The sampling tensors of packed settings `fields` (float64 [SAMPLING_FIELDS, B], on the device) for
+ * a batch with features `f`: device casts only, so a CUDA graph captures them.
+ */
+export function samplingFromFields(fields: Tensor, f: SamplingFeatures): SamplingTensors {
+  const field = (i: number) => fields.select(0, i);
+  return {
+    temperature: field(TEMPERATURE).to('float32').unsqueeze(-1),
+    greedy: f.mixed ? field(GREEDY).ne(0) : null,
+    allGreedy: f.allGreedy,
+    topK: f.topK ? field(TOP_K).to('int64').unsqueeze(-1) : null,
+    topP: f.topP ? field(TOP_P).to('float32').unsqueeze(-1) : null,
+    keys: f.allGreedy ? null : field(KEY).to('int64'),
+  };
+}
+
+/** Builds the per-row tensors of a batch's settings (one small host-to-device copy). */
+export function samplingTensors(rows: readonly RowSampling[], vocabSize: number, device: Device): SamplingTensors {
+  const settings = rows.map((r) => rowSettings(r, vocabSize));
+  const packed = new Float64Array(SAMPLING_FIELDS * rows.length);
+  settings.forEach((r, i) => writeSettings(packed, 0, rows.length, i, r));
+  const fields = torch.tensor(packed, { shape: [SAMPLING_FIELDS, rows.length] }).to(device);
+  return samplingFromFields(fields, samplingFeatures(settings, vocabSize));
 }
 
 /** logits / temperature per row [B, V] (the distribution logprobs are reported under). */

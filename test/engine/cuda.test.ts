@@ -1,7 +1,8 @@
 // The CUDA paths of the engine: the flash-attention decode step (over the blocks its block tables
 // name, gathered or read in place, with per-sequence lengths) against the SDPA reference, a bf16 engine's logprobs against the
-// model's own scoring, a float32 engine on the GPU against the same engine on the CPU, and the fused
-// decode kernels against the libtorch ops they replace.
+// model's own scoring, a float32 engine on the GPU against the same engine on the CPU, the fused
+// decode kernels against the libtorch ops they replace, and CUDA graphs (which sample inside the
+// graph, every batch) against eager decoding and sampling.
 // Skipped where no GPU is visible (CI); run on the GPU machine.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -276,11 +277,68 @@ describe('CUDA graphs', { skip }, () => {
         b.forEach((o, i) => assert.ok(Math.max(...o.logprobs!.map((x, j) => Math.abs(x - a[i].logprobs![j]))) < 1e-2));
         graphed.releaseCache(); // the next round captures again over a new cache
       }
+      // sampled in the graph: four rows all along (bucket 4, the eager step's shapes), greedy beside
+      // temperature-only and top-p rows, seeded
+      const mixed = [
+        { temperature: 0 },
+        { temperature: 1, seed: 1 },
+        { temperature: 0.8, topP: 0.9, seed: 2 ** 40 + 3 },
+        { temperature: 1, seed: 4 },
+      ];
+      const sampled = (e: Engine) => Promise.all(PROMPTS.map((p, i) => e.generate(p, { ...mixed[i], maxTokens: 24 })));
+      const a = await sampled(eager);
+      const b = await sampled(graphed);
+      assert.deepEqual(
+        b.map((o) => o.tokenIds),
+        a.map((o) => o.tokenIds),
+      );
+      b.forEach((o, i) => assert.ok(Math.max(...o.logprobs!.map((x, j) => Math.abs(x - a[i].logprobs![j]))) < 1e-2));
+      assert.equal(graphed.usesCudaGraphs, true, 'every capture worked');
       eager.dispose();
       graphed.dispose();
       assert.equal(torch.liveTensors(), before);
       model.dispose();
     });
+
+  it("graphs sample every batch: a float32 engine gives eager sampling's tokens and logprobs for rows mixing greedy, temperature-only, top-k and top-p, with seeds, batches padded to their bucket", async () => {
+    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1 }), { seed: 8, device: 'cuda:0' });
+    const before = torch.liveTensors();
+    const eager = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [], enforceEager: true });
+    const graphed = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [] });
+    const prompts = [...PROMPTS, [7, 7, 7, 9]];
+    // 5 rows (bucket 8, three padding rows) ending at different steps: the batch shrinks through smaller buckets
+    const rounds = [
+      [
+        { temperature: 0, maxTokens: 24 },
+        { temperature: 1, seed: 1, maxTokens: 20 },
+        { temperature: 1, seed: 2 ** 40 + 3, maxTokens: 24 },
+        { temperature: 0.8, topP: 0.9, seed: 5, maxTokens: 9 },
+        { temperature: 1.2, topK: 20, seed: 6, maxTokens: 17 },
+      ],
+      // the RL batch: temperature only
+      prompts.map((_, i) => ({ temperature: 1, seed: 10 + i, maxTokens: 16 + i })),
+    ];
+    for (const settings of rounds) {
+      const run = (e: Engine) => Promise.all(prompts.map((p, i) => e.generate(p, settings[i])));
+      const a = await run(eager);
+      const b = await run(graphed);
+      assert.deepEqual(
+        b.map((o) => o.tokenIds),
+        a.map((o) => o.tokenIds),
+      );
+      b.forEach((o, i) =>
+        assert.ok(
+          Math.max(...o.logprobs!.map((x, j) => Math.abs(x - a[i].logprobs![j]))) < 1e-5,
+          `row ${i}: graph vs eager logprobs`,
+        ),
+      );
+    }
+    assert.equal(graphed.usesCudaGraphs, true, 'every capture worked');
+    eager.dispose();
+    graphed.dispose();
+    assert.equal(torch.liveTensors(), before);
+    model.dispose();
+  });
 });
 
 describe('fused decode kernels', { skip }, () => {
