@@ -152,6 +152,31 @@ export interface EngineStats {
   /** Cache blocks held now, and the most held at once. */
   blocksUsed: number;
   peakBlocksUsed: number;
+  /** Decode steps run, and the rows they decoded (their mean batch: decodedRows / decodeSteps). */
+  decodeSteps: number;
+  decodedRows: number;
+  /** Seconds the host spent building steps' inputs and enqueueing their work (prefills and decode steps; on the CPU the work itself). */
+  hostSeconds: number;
+  /** Seconds spent waiting for the device to finish steps and reading their token ids back. */
+  deviceWaitSeconds: number;
+  /** CUDA graphs captured (one per decode batch bucket, block-table width and sampling features; again after a new cache). */
+  graphCaptures: number;
+}
+
+/**
+ * The trainer's metrics of an engine's work between two `stats` snapshots (one rollout):
+ * rollout/engine/decode_steps, mean_batch (rows per decode step), host_s (building and enqueueing
+ * steps), device_wait_s (waiting for the device and reading token ids back) and graph_captures.
+ */
+export function engineMetrics(before: EngineStats, after: EngineStats): Record<string, number> {
+  const steps = after.decodeSteps - before.decodeSteps;
+  return {
+    'rollout/engine/decode_steps': steps,
+    'rollout/engine/mean_batch': steps > 0 ? (after.decodedRows - before.decodedRows) / steps : 0,
+    'rollout/engine/host_s': after.hostSeconds - before.hostSeconds,
+    'rollout/engine/device_wait_s': after.deviceWaitSeconds - before.deviceWaitSeconds,
+    'rollout/engine/graph_captures': after.graphCaptures - before.graphCaptures,
+  };
 }
 
 /** The cache an engine took: its blocks, their size, the bytes they hold, and the budget they came from. */
@@ -272,6 +297,11 @@ export class Engine implements Generator, Disposable {
     generatedTokens: 0,
     preemptions: 0,
     peakBlocksUsed: 0,
+    decodeSteps: 0,
+    decodedRows: 0,
+    hostSeconds: 0,
+    deviceWaitSeconds: 0,
+    graphCaptures: 0,
   };
 
   constructor(
@@ -655,13 +685,17 @@ export class Engine implements Generator, Disposable {
   private async runStep(reqs: Request[], math: () => { tokens: Tensor; logprobs: Tensor }): Promise<void> {
     let out: { tokens: Tensor; logprobs: Tensor } | undefined;
     try {
+      const started = performance.now();
       out = torch.keep(torch.noGrad(() => torch.scope(math)));
+      const enqueued = performance.now();
       if (this.model.device !== 'cpu') await torch.cuda.synchronizeAsync();
       const cpu = torch.scope(() => ({ t: out!.tokens.to('cpu'), l: out!.logprobs.to('cpu') }));
       const ids = cpu.t.toArray();
       const lps = cpu.l.toArray();
       cpu.t.dispose();
       cpu.l.dispose();
+      this.counters.hostSeconds += (enqueued - started) / 1000;
+      this.counters.deviceWaitSeconds += (performance.now() - enqueued) / 1000;
       this.counters.steps++;
       reqs.forEach((r, i) => this.append(r, ids[i], lps[i]));
     } catch (e) {
@@ -759,6 +793,9 @@ export class Engine implements Generator, Disposable {
 
   private decode(reqs: Request[]): { tokens: Tensor; logprobs: Tensor } {
     const device = this.model.device;
+    const B = reqs.length;
+    this.counters.decodeSteps++;
+    this.counters.decodedRows += B;
     const needed = Math.max(...reqs.map((r) => Math.floor(r.cached / this.blockSize) + 1));
     // On CUDA the width is bucketed as the graphs bucket it (a few blocks more at most), so eager and
     // graph steps run the same kernels; the paged kernel reads only each row's own blocks whatever the
@@ -798,6 +835,7 @@ export class Engine implements Generator, Disposable {
       attention: this.decodeAttention,
       fusedKernels: this.fusedKernels,
     });
+    const captured = this.graphs.captured;
     try {
       return this.graphs.run(rows);
     } catch (e) {
@@ -807,6 +845,8 @@ export class Engine implements Generator, Disposable {
       this.graphs = null;
       this.graphsOn = false;
       return null;
+    } finally {
+      this.counters.graphCaptures += (this.graphs?.captured ?? captured) - captured;
     }
   }
 

@@ -36,6 +36,7 @@ export { StepInputs, type DecodeRows } from './step-inputs.js';
 export {
   Engine,
   EngineError,
+  engineMetrics,
   eosFromModel,
   type EngineOptions,
   type EngineStats,

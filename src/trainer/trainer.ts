@@ -28,6 +28,7 @@ import {
   policyLosses,
   type KlController,
 } from '../rl/index.js';
+import { Engine, engineMetrics } from '../engine/index.js';
 import { UserError } from '../errors.js';
 import { needsCritic, resolveTrainerOptions, type TrainerOptions, type TrainerOptionsInput } from './options.js';
 import { stepsToRows, type TrainingRows } from './training-rows.js';
@@ -365,6 +366,9 @@ export class Trainer implements Disposable {
     const seed = (tag: number) => (rank ? mixSeed(o.data.seed, tag, step, rank) : mixSeed(o.data.seed, tag, step));
     this.components.generator.reseed?.(seed(0x5eed));
     torch.manualSeed(seed(0x70c4));
+    // an in-process engine's step counts and timings over this rollout: rollout/engine/...
+    const engine = this.components.generator instanceof Engine ? this.components.generator : null;
+    const engineBefore = engine?.stats;
     const rollout = await runRollout(this.batchAt(step), {
       generator: this.components.generator,
       tokenizer: this.components.tokenizer,
@@ -389,6 +393,7 @@ export class Trainer implements Disposable {
     const metrics: Record<string, number> = {
       ...rollout.metrics,
       ...this.components.generator.metrics?.(),
+      ...(engine && engineBefore ? engineMetrics(engineBefore, engine.stats) : {}),
       'training/epoch': epoch,
       'training/global_step': step + 1,
     };

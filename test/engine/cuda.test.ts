@@ -334,6 +334,8 @@ describe('CUDA graphs', { skip }, () => {
       );
     }
     assert.equal(graphed.usesCudaGraphs, true, 'every capture worked');
+    assert.ok(graphed.stats.graphCaptures >= 4, `${graphed.stats.graphCaptures} graphs captured`);
+    assert.equal(eager.stats.graphCaptures, 0);
     eager.dispose();
     graphed.dispose();
     assert.equal(torch.liveTensors(), before);

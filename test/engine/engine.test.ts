@@ -130,6 +130,18 @@ describe('engine (CPU, float32)', () => {
           assert.ok(d < 1e-4, `prompt ${i}: logprobs max |diff| ${d}`);
         });
         assert.ok(engine.stats.steps < (PROMPTS.length * MAX_NEW) / 2, `batched: ${engine.stats.steps} steps`);
+        // one prefill gives every first token; each decode step one more token of each row still running
+        const { stats } = engine;
+        const lengths = outs.map((o) => o.tokenIds.length);
+        assert.equal(stats.prefills, 1);
+        assert.equal(stats.decodeSteps, Math.max(...lengths) - 1);
+        assert.equal(stats.steps, stats.prefills + stats.decodeSteps);
+        assert.equal(
+          stats.decodedRows,
+          lengths.reduce((a, n) => a + n - 1, 0),
+        );
+        assert.ok(stats.hostSeconds > 0 && stats.deviceWaitSeconds >= 0, 'steps are timed');
+        assert.equal(stats.graphCaptures, 0, 'no CUDA graphs on the CPU');
       });
 
       it("the cached forward gives the training forward's logits (prefill, then decode steps of rows of different lengths, blocks out of order)", () => {

@@ -1,6 +1,7 @@
 // The trainer with the in-process Engine as its generator: the engine reads the policy's own
 // parameter tensors, so each rollout samples from the newest weights without a copy; its
-// log-probs are the ones the policy recomputes; and GRPO learns the toy task through it.
+// log-probs are the ones the policy recomputes; GRPO learns the toy task through it; and each
+// step's metrics carry the engine's share of the rollout (rollout/engine/...).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../../src/engine/index.js';
@@ -79,6 +80,18 @@ describe('Trainer with the in-process Engine', () => {
       await trainer.fit();
       assert.equal(metrics.length, 2);
       for (const m of metrics) assert.ok(m['timing_s/update_weights'] >= 0, 'update_weights is timed');
+      // the engine's share of each rollout: its 8 requests prefilled together give every first token,
+      // then each decode step one token of every request still running
+      for (const m of metrics) {
+        assert.equal(m['rollout/engine/decode_steps'], m['response_length/max'] - 1);
+        assert.ok(m['rollout/engine/decode_steps'] >= 1);
+        const decodedRows = m['rollout/num_trajectories'] * (m['response_length/mean'] - 1);
+        assert.equal(m['rollout/engine/mean_batch'], decodedRows / m['rollout/engine/decode_steps']);
+        const stepSeconds = m['rollout/engine/host_s'] + m['rollout/engine/device_wait_s'];
+        assert.ok(m['rollout/engine/host_s'] > 0 && m['rollout/engine/device_wait_s'] >= 0);
+        assert.ok(stepSeconds < m['timing_s/gen'], `${stepSeconds} s in steps of a ${m['timing_s/gen']} s rollout`);
+        assert.equal(m['rollout/engine/graph_captures'], 0, 'no CUDA graphs on the CPU');
+      }
       // step 1 sampled from the copy's own (seed 2) weights; step 2 from the policy's, handed over after step 1
       assert.ok(
         metrics[0]['training/rollout_probs_diff_mean'] > 1e-2,
