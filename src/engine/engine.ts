@@ -799,7 +799,7 @@ export class Engine implements Generator, Disposable {
     const needed = Math.max(...reqs.map((r) => Math.floor(r.cached / this.blockSize) + 1));
     // On CUDA the width is bucketed as the graphs bucket it (a few blocks more at most), so eager and
     // graph steps run the same kernels; the paged kernel reads only each row's own blocks whatever the
-    // width, so it runs at the widest, one graph per batch size.
+    // width, so it runs at the widest, one graph per batch size (and sampling features).
     const W =
       device === 'cpu' ? needed : this.decodeAttention === 'paged' ? this.maxWidth : graphWidth(needed, this.maxWidth);
     const rows: DecodeRows = {
