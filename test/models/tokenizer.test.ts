@@ -124,6 +124,20 @@ function parity(name: TokenizerFixture, chats: ChatCase[]) {
       }
     });
 
+    it('a long text encoded again (remembered) gives the same ids as a fresh tokenizer, and edits to them do not leak', async () => {
+      const fresh = await Tokenizer.fromDir(tokenizerFixtureDir(name));
+      const long = TEXTS.join(' | ').repeat(3);
+      assert.ok(long.length >= 256, 'long enough to be remembered');
+      for (const addSpecialTokens of [true, false, true]) {
+        const want = fresh.encode(long, { addSpecialTokens });
+        const first = tok.encode(long, { addSpecialTokens });
+        assert.deepEqual(first, want);
+        first.push(-1);
+        first[0] = -7;
+        assert.deepEqual(tok.encode(long, { addSpecialTokens }), want, `again (addSpecialTokens ${addSpecialTokens})`);
+      }
+    });
+
     it('decode equals tokenizer.decode, with and without skip_special_tokens', () => {
       for (const [i, ids] of decodeIds.entries()) {
         assert.equal(tok.decode(ids), ref.decode[i], `ids ${JSON.stringify(ids)}`);
