@@ -138,6 +138,18 @@ function parity(name: TokenizerFixture, chats: ChatCase[]) {
       }
     });
 
+    it('long ids decoded again (remembered) give the same text as a fresh tokenizer, with and without special tokens', async () => {
+      const fresh = await Tokenizer.fromDir(tokenizerFixtureDir(name));
+      const ids = [...decodeIds.flat(), ...probeIds];
+      assert.ok(ids.length >= 64, 'long enough to be remembered');
+      for (const skipSpecialTokens of [false, true, false]) {
+        const want = fresh.decode(ids, { skipSpecialTokens });
+        assert.equal(tok.decode(ids, { skipSpecialTokens }), want);
+        assert.equal(tok.decode(ids, { skipSpecialTokens }), want, `again (skipSpecialTokens ${skipSpecialTokens})`);
+      }
+      assert.notEqual(tok.decode(ids), tok.decode(ids.slice(1)), 'a different list is not taken for a remembered one');
+    });
+
     it('decode equals tokenizer.decode, with and without skip_special_tokens', () => {
       for (const [i, ids] of decodeIds.entries()) {
         assert.equal(tok.decode(ids), ref.decode[i], `ids ${JSON.stringify(ids)}`);

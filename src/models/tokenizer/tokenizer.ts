@@ -5,6 +5,7 @@ import { UserError } from '../../errors.js';
 import { cutAtFinalMessage, markFinalMessage } from './continue-final.js';
 import { cleanUpTokenization, shouldCleanUpSpaces } from './decode-cleanup.js';
 import { readTokenizerFiles } from './files.js';
+import { RecentMap } from './recent.js';
 import { templateMessages, templateTools } from './messages.js';
 import {
   addedTokens,
@@ -29,10 +30,12 @@ export interface TokenizerObjectsOptions {
   origin?: string;
 }
 
-/** Texts at least this long are remembered by `encode` (shorter ones cost less to encode than to look up). */
-const ENCODE_CACHE_MIN_CHARS = 256;
-/** How many encodings `encode` remembers (least recently used dropped first): a dataset's prompts at a few KB each. */
-const ENCODE_CACHE_ENTRIES = 8192;
+/** Texts at least this long, and id lists at least this long, are remembered by `encode` and
+ *  `decode` (shorter ones cost less to redo than to look up). */
+const RECENT_MIN_CHARS = 256;
+const RECENT_MIN_IDS = 64;
+/** How many of each are remembered: a dataset's prompts, or a few rollouts' responses, at a few KB each. */
+const RECENT_ENTRIES = 8192;
 
 export class Tokenizer {
   /** Number of token ids: one more than the largest id in the vocabulary and added tokens (`len(tokenizer)` in transformers). */
@@ -44,10 +47,12 @@ export class Tokenizer {
   private readonly specialIds: ReadonlySet<number>;
   private readonly templateVars: Record<string, string>;
   private readonly cleanUpSpaces: boolean;
-  /** Recent encodings of long texts by (special tokens?, text), most recent last: a GRPO group's n
-   *  samples and the dataset's prompt-length filter encode the same prompt, and a 300-token prompt
-   *  costs about 2 ms to encode. */
-  private readonly recent = new Map<string, readonly number[]>();
+  /** Recent encodes of long texts and decodes of long id lists: a GRPO group's n samples and the
+   *  dataset's prompt-length filter encode the same prompt, and a rollout decodes each response
+   *  three times (the environment's step, the reward, the trajectory dump); a 300-token text costs
+   *  1-2 ms either way. */
+  private readonly recentEncodes = new RecentMap<readonly number[]>(RECENT_ENTRIES);
+  private readonly recentDecodes = new RecentMap<string>(RECENT_ENTRIES);
 
   private constructor(
     private readonly hf: HfTokenizer,
@@ -112,14 +117,9 @@ export class Tokenizer {
   /** Text to ids. `addSpecialTokens` (default true, as in transformers) applies the post-processor (e.g. Llama's BOS). */
   encode(text: string, opts: { addSpecialTokens?: boolean } = {}): number[] {
     const special = opts.addSpecialTokens ?? true;
-    if (text.length < ENCODE_CACHE_MIN_CHARS) return this.hf.encode(text, { add_special_tokens: special }).ids;
-    const key = (special ? '1' : '0') + text;
-    const seen = this.recent.get(key);
-    if (seen) this.recent.delete(key);
-    else if (this.recent.size >= ENCODE_CACHE_ENTRIES) this.recent.delete(this.recent.keys().next().value!);
-    const ids = seen ?? this.hf.encode(text, { add_special_tokens: special }).ids;
-    this.recent.set(key, ids);
-    return [...ids];
+    const encode = () => this.hf.encode(text, { add_special_tokens: special }).ids;
+    if (text.length < RECENT_MIN_CHARS) return encode();
+    return [...this.recentEncodes.getOrMake((special ? '1' : '0') + text, encode)];
   }
 
   /**
@@ -133,8 +133,11 @@ export class Tokenizer {
     }
     const kept = opts.skipSpecialTokens ? ids.filter((id) => !this.specialIds.has(id)) : [...ids];
     if (kept.length === 0) return '';
-    const text = this.hf.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
-    return this.cleanUpSpaces ? cleanUpTokenization(text) : text;
+    const decode = () => {
+      const text = this.hf.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+      return this.cleanUpSpaces ? cleanUpTokenization(text) : text;
+    };
+    return kept.length < RECENT_MIN_IDS ? decode() : this.recentDecodes.getOrMake(kept.join(','), decode);
   }
 
   /** The chat rendered by the model's own template (transformers' `apply_chat_template(tokenize=False)`). */
