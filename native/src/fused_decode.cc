@@ -8,6 +8,8 @@
 //                    at each token's position, k and v written to the cache at the token's slot,
 //                    q written contiguous for the attention (about 12 ops in libtorch)
 //   siluMul          silu(gate) * up of the stacked gate/up projection (2 ops)
+// and, for the sampling after the step, sampleRows: each row's token and logprob from its logits in
+// one kernel (about 12 libtorch ops over [B, vocab], a cumulative sum among them).
 // Each rounds to bf16 wherever the libtorch ops it replaces round (after the norm, after the
 // weight's multiply, after each RoPE product and their sum, after silu, after the product), and
 // computes in float32 where they do, so it gives libtorch's values up to the order of a sum.
@@ -50,6 +52,8 @@ __device__ __forceinline__ float hi(unsigned int w) { return __uint_as_float(w &
 __device__ __forceinline__ unsigned int pack(float a, float b) {
   return (unsigned int)toBf16(a) | ((unsigned int)toBf16(b) << 16);
 }
+
+#define NEG_INF_F __int_as_float(0xff800000)
 
 __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll
@@ -109,6 +113,102 @@ extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigne
     const float g0 = lo(g), g1 = hi(g);
     const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
     out[e] = pack(s0 * lo(u), s1 * hi(u));
+  }
+}
+
+// One block of 32 warps per row of float32 logits [B, V]: the row's next token and its logprob, as
+// sampling.ts's sampleTokens computes them over libtorch ops (scaled = logits / temperature, lse =
+// logsumexp(scaled); a greedy row takes the first argmax, a sampled row the first token whose running
+// sum of exp(scaled - lse) passes u * total, the last token of nonzero probability if rounding puts
+// u * total at the total; logprob = scaled[token] - lse). Warp w owns the w-th 32nd of the row
+// (rounded to whole 32-token chunks), read coalesced; the running sums are in exp(scaled - max)
+// units (lse = max + log(sum)), so only the warp whose part holds the target scans it, chunk by chunk.
+// uniforms == null: every row is greedy; greedy == null: every row is sampled (when uniforms are given).
+extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __restrict__ logits, int V,
+                                                             const float* __restrict__ temperature,
+                                                             const float* __restrict__ uniforms,
+                                                             const bool* __restrict__ greedy,
+                                                             long long* __restrict__ tokens,
+                                                             float* __restrict__ logprobs) {
+  __shared__ float sMax[32], sSum[32];
+  __shared__ int sArg[32], sLast[32];
+  const int b = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float* row = logits + (size_t)b * V;
+  const float t = temperature[b];
+  const bool isGreedy = !uniforms || (greedy && greedy[b]);
+  const int seg = ((V + 31) / 32 + 31) / 32 * 32;  // a warp's part, whole chunks of 32
+  const int lo = min(V, warp * seg), hi = min(V, lo + seg);
+  // pass 1: the max and its first index
+  float m = NEG_INF_F;
+  int arg = V;
+  for (int i = lo + lane; i < hi; i += 32) {
+    const float x = row[i] / t;
+    if (x > m) { m = x; arg = i; }  // a lane's indices rise, so the first max wins within a lane
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const int a2 = __shfl_xor_sync(0xffffffffu, arg, o);
+    if (m2 > m || (m2 == m && a2 < arg)) { m = m2; arg = a2; }
+  }
+  if (lane == 0) { sMax[warp] = m; sArg[warp] = arg; }
+  __syncthreads();
+  float M = sMax[0];
+  int A = sArg[0];
+  for (int w = 1; w < 32; w++)
+    if (sMax[w] > M || (sMax[w] == M && sArg[w] < A)) { M = sMax[w]; A = sArg[w]; }
+  // pass 2: each warp's sum of exp(scaled - M), and its last index of nonzero probability
+  float sum = 0.f;
+  int last = -1;
+  for (int i = lo + lane; i < hi; i += 32) {
+    const float e = expf(row[i] / t - M);
+    sum += e;
+    if (e > 0.f) last = i;
+  }
+  sum = warpSum(sum);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+  if (lane == 0) { sSum[warp] = sum; sLast[warp] = last; }
+  __syncthreads();
+  float S = 0.f;
+  int L = -1;
+  for (int w = 0; w < 32; w++) { S += sSum[w]; L = max(L, sLast[w]); }
+  const float lse = M + logf(S);
+  if (isGreedy) {
+    if (threadIdx.x == 0) { tokens[b] = A; logprobs[b] = M - lse; }
+    return;
+  }
+  // pass 3: the warp whose part holds the target walks it in chunks of 32 with a warp scan
+  const float target = uniforms[b] * S;
+  float before = 0.f;
+  for (int w = 0; w < warp; w++) before += sSum[w];
+  if (!(target < before + sSum[warp] && (target >= before || warp == 0))) {
+    if (threadIdx.x == 0 && !(target < S)) { tokens[b] = L; logprobs[b] = row[L] / t - lse; }  // at the total
+    return;
+  }
+  float run = before;
+  for (int base = lo; base < hi; base += 32) {
+    const int i = base + lane;
+    float e = i < hi ? expf(row[i] / t - M) : 0.f;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const float n = __shfl_up_sync(0xffffffffu, e, o);
+      if (lane >= o) e += n;
+    }
+    const unsigned passed = __ballot_sync(0xffffffffu, i < hi && run + e > target);
+    if (passed) {
+      const int first = base + __ffs(passed) - 1;
+      if (lane == 0) { tokens[b] = first; logprobs[b] = row[first] / t - lse; }
+      return;
+    }
+    run += __shfl_sync(0xffffffffu, e, 31);
+  }
+  // rounding between the warp sums and this walk: the part's last token of nonzero probability
+  if (lane == 0) {
+    int j = hi - 1;
+    while (j > lo && !(expf(row[j] / t - M) > 0.f)) j--;
+    tokens[b] = j;
+    logprobs[b] = row[j] / t - lse;
   }
 }
 )CUDA";
@@ -314,6 +414,53 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
+// fusedSampleRows(logits [B, V] f32, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
+//   -> [tokens [B] int64, logprobs [B] f32]
+Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& logits = unwrapTensor(env, info[0], "logits");
+  const at::Tensor& temperature = unwrapTensor(env, info[1], "temperature");
+  const bool hasU = !info[2].IsNull() && !info[2].IsUndefined();
+  const bool hasG = !info[3].IsNull() && !info[3].IsUndefined();
+  const at::Tensor* uniforms = hasU ? &unwrapTensor(env, info[2], "uniforms") : nullptr;
+  const at::Tensor* greedy = hasG ? &unwrapTensor(env, info[3], "greedy") : nullptr;
+  TORCH_CHECK(logits.is_cuda() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.is_contiguous(),
+              kWho, ": sampleRows takes contiguous float32 CUDA logits [B, V]");
+  const int64_t B = logits.size(0);
+  const auto row = [&](const at::Tensor* t, at::ScalarType type, const char* what) {
+    TORCH_CHECK(t->device() == logits.device() && t->scalar_type() == type && t->is_contiguous() && t->numel() == B,
+                kWho, ": sampleRows' ", what, " must be contiguous [B] on the logits' device");
+  };
+  row(&temperature, at::kFloat, "temperature (float32)");
+  if (uniforms) row(uniforms, at::kFloat, "uniforms (float32)");
+  if (greedy) row(greedy, at::kBool, "greedy mask (bool)");
+  at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
+  at::Tensor logprobs = at::empty({B}, logits.options());
+  Napi::Array result = Napi::Array::New(env, 2);
+  if (B > 0) {
+    cudaStream_t stream = streamOf(logits);
+    void* f = rowKernel(logits.get_device(), "sample_rows", stream);
+    const void* a0 = logits.data_ptr();
+    int V = static_cast<int>(logits.size(1));
+    const void* a2 = temperature.data_ptr();
+    const void* a3 = uniforms ? uniforms->data_ptr() : nullptr;
+    const void* a4 = greedy ? greedy->data_ptr() : nullptr;
+    void* a5 = tokens.data_ptr();
+    void* a6 = logprobs.data_ptr();
+    void* args[] = {&a0, &V, &a2, &a3, &a4, &a5, &a6};
+    nvrtc::launch(f, dim3(static_cast<unsigned>(B)), dim3(1024), 0, stream, args, kWho);
+  }
+  result.Set(0u, wrapTensor(env, tokens));
+  result.Set(1u, wrapTensor(env, logprobs));
+  return result;
+}
+
+// fusedSamplingPrepare(device): compiles and loads sample_rows (and the other row kernels) now.
+Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) {
+  rowKernel(info[0].As<Napi::Number>().Int32Value(), "sample_rows", nullptr);
+  return info.Env().Undefined();
+}
+
 // fusedDecodePrepare(device, headDim): compiles and loads the three kernels now (not while a CUDA
 // graph is captured).
 Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
@@ -321,7 +468,7 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
   const int headDim = info[1].As<Napi::Number>().Int32Value();
   TORCH_CHECK(headDim == 64 || headDim == 128 || headDim == 256, kWho, ": head dim must be 64, 128 or 256, got ",
               headDim);
-  for (const char* name : {"add_rms_norm", "silu_mul"}) rowKernel(device, name, nullptr);
+  for (const char* name : {"add_rms_norm", "silu_mul", "sample_rows"}) rowKernel(device, name, nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
 }
@@ -337,6 +484,8 @@ Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) { noCuda(info.Env())
 Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 
 #endif
 
@@ -347,6 +496,8 @@ void registerFusedDecode(Napi::Env env, Napi::Object exports) {
   exportFunction<FusedQkNormRopeCache>(env, exports, "fusedQkNormRopeCache");
   exportFunction<FusedSiluMul>(env, exports, "fusedSiluMul");
   exportFunction<FusedDecodePrepare>(env, exports, "fusedDecodePrepare");
+  exportFunction<FusedSampleRows>(env, exports, "fusedSampleRows");
+  exportFunction<FusedSamplingPrepare>(env, exports, "fusedSamplingPrepare");
 }
 
 }  // namespace agent_r1

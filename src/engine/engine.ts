@@ -383,6 +383,8 @@ export class Engine implements Generator, Disposable {
     if (o.fusedDecodeKernels && unfused) throw new UserError(`Engine: fusedDecodeKernels: ${unfused}`);
     this.fusedKernels = (o.fusedDecodeKernels ?? true) && !unfused;
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
+    // sampleTokens' one-kernel path on CUDA, loaded before any graph captures it
+    if (model.device !== 'cpu' && torch.hasFusedDecodeKernels()) torch.prepareSampleRows(model.device);
     this.inputs = new StepInputs({
       maxBatch: this.maxBatchSize,
       maxWidth: this.maxWidth,

@@ -270,6 +270,17 @@ export function sampleTokens(
   s: SamplingTensors,
   positions: Tensor,
 ): { tokens: Tensor; logprobs: Tensor } {
+  // On CUDA without top-k/top-p: the same draw in one kernel (torch.sampleRows) instead of about a
+  // dozen passes over [B, vocab] (1.1 ms a step at 256 rows of Qwen3's vocabulary on an H200)
+  if (logits.device !== 'cpu' && !s.topK && !s.topP && logits.dtype === 'float32' && torch.hasFusedDecodeKernels()) {
+    const B = logits.size(0);
+    return torch.sampleRows(
+      logits.contiguous(),
+      s.temperature.reshape(B).contiguous(),
+      s.allGreedy ? null : counterUniforms(s.keys!, positions).contiguous(),
+      s.greedy?.contiguous() ?? null,
+    );
+  }
   const scaled = scaleLogits(logits, s.temperature);
   const lse = scaled.logsumexp(-1, true);
   let tokens: Tensor;

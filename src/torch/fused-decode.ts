@@ -86,3 +86,28 @@ export function qkNormRopeCache(
 export function siluMul(gateUp: Tensor): Tensor {
   return wrap(call('siluMul', [gateUp.shape], () => native.fusedSiluMul(gateUp.handle$)));
 }
+
+/** Compiles and loads `sampleRows` now (it cannot be during a CUDA graph capture). */
+export function prepareSampleRows(device: Device): void {
+  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
+  call('prepareSampleRows', [], () => native.fusedSamplingPrepare(index));
+}
+
+/**
+ * Each row's next token and its logprob from float32 logits [B, V] on CUDA, in one kernel: the
+ * values of the engine's sampleTokens without top-k and top-p (src/engine/sampling.ts) up to the
+ * order of sums. scaled = logits / temperature [B]; a row is greedy (first argmax) where `greedy`
+ * [B] bool says so, or every row when `uniforms` is null; otherwise it takes the first token whose
+ * running sum of softmax(scaled) passes its uniform number [B] in [0, 1). logprob = log softmax(scaled)[token].
+ */
+export function sampleRows(
+  logits: Tensor,
+  temperature: Tensor,
+  uniforms: Tensor | null,
+  greedy: Tensor | null,
+): { tokens: Tensor; logprobs: Tensor } {
+  const [t, l] = call('sampleRows', [logits.shape, temperature.shape], () =>
+    native.fusedSampleRows(logits.handle$, temperature.handle$, uniforms?.handle$ ?? null, greedy?.handle$ ?? null),
+  );
+  return { tokens: wrap(t), logprobs: wrap(l) };
+}

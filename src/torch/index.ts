@@ -76,6 +76,8 @@ export {
   addRmsNorm,
   hasFusedDecodeKernels,
   prepareFusedDecodeKernels,
+  prepareSampleRows,
+  sampleRows,
   qkNormRopeCache,
   siluMul,
 } from './fused-decode.js';

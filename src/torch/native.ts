@@ -89,6 +89,13 @@ export interface NativeBinding {
   ): Handle;
   fusedSiluMul(gateUp: Handle): Handle;
   fusedDecodePrepare(device: number, headDim: number): void;
+  fusedSampleRows(
+    logits: Handle,
+    temperature: Handle,
+    uniforms: Handle | null,
+    greedy: Handle | null,
+  ): [Handle, Handle];
+  fusedSamplingPrepare(device: number): void;
   shareTensor(h: Handle): number;
   adoptTensor(id: number): Handle;
   releaseShared(id: number): void;

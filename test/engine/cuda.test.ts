@@ -16,7 +16,17 @@ import {
   ropeTables,
   tinyConfig,
 } from '../../src/models/index.js';
-import { Engine, KVCache, decodeStep, generationModel, prefill } from '../../src/engine/index.js';
+import {
+  Engine,
+  KVCache,
+  decodeStep,
+  generationModel,
+  greedyTokens,
+  prefill,
+  sampleFromLogits,
+  scaleLogits,
+  tokenLogprobs,
+} from '../../src/engine/index.js';
 import { FusedWeights } from '../../src/engine/fused-weights.js';
 
 const skip = !torch.cuda.isAvailable() && 'CUDA is not available on this machine';
@@ -466,6 +476,43 @@ describe('fused decode kernels', { skip }, () => {
           const written = new Set(slots.toArray() as number[]);
           for (let s = 0; s < 3 * T; s++)
             if (!written.has(s)) assert.equal(kCache.select(0, s).abs().max().item(), 0, `slot ${s} untouched`);
+        }
+      }),
+    );
+  });
+
+  it('sampleRows draws the tokens and logprobs of the libtorch sampling ops (greedy, sampled and mixed rows; u near 1; masked tokens)', () => {
+    torch.manualSeed(8);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const V of [151936, 300]) {
+          const B = 9;
+          const logits = torch.randn([B, V], { device: dev }).mul(3);
+          // row 4: all but 10 tokens masked out; row 5: u right below 1 (the last tokens of nonzero probability)
+          logits
+            .select(0, 4)
+            .narrow(0, 10, V - 10)
+            .fill_(-Infinity);
+          const temps = [1, 0.7, 1.3, 1, 1, 0.5, 2, 1, 1];
+          const temperature = torch.tensor(temps, { device: dev });
+          const u = torch.tensor([0.1, 0.5, 0.9, 0.0, 0.77, 0.99999994, 0.3, 0.6, 0.42], { device: dev });
+          const greedyRows = [false, false, true, false, false, false, true, false, false];
+          const greedy = torch.tensor(greedyRows, { device: dev });
+          const scaled = scaleLogits(logits, temperature.unsqueeze(1));
+          const lse = scaled.logsumexp(-1, true);
+          const sampledRef = sampleFromLogits(scaled, u, lse);
+          const argmax = greedyTokens(scaled);
+          for (const [mode, ours, want] of [
+            ['sampled', torch.sampleRows(logits, temperature, u, null), sampledRef],
+            ['mixed', torch.sampleRows(logits, temperature, u, greedy), torch.where(greedy, argmax, sampledRef)],
+            ['greedy', torch.sampleRows(logits, temperature, null, null), argmax],
+          ] as const) {
+            assert.deepEqual(ours.tokens.toArray(), want.toArray(), `V ${V}, ${mode}: tokens`);
+            const lp = tokenLogprobs(scaled, want, lse);
+            const d = ours.logprobs.sub(lp).abs().max().item();
+            assert.ok(d < 1e-4, `V ${V}, ${mode}: logprobs differ by ${d}`);
+          }
+          assert.ok((sampledRef.toArray() as number[])[4] < 10, 'a masked token is never drawn');
         }
       }),
     );
