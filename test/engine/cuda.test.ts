@@ -507,8 +507,25 @@ describe('fused decode kernels', { skip }, () => {
             ['mixed', torch.sampleRows(logits, temperature, u, greedy), torch.where(greedy, argmax, sampledRef)],
             ['greedy', torch.sampleRows(logits, temperature, null, null), argmax],
           ] as const) {
-            assert.deepEqual(ours.tokens.toArray(), want.toArray(), `V ${V}, ${mode}: tokens`);
-            const lp = tokenLogprobs(scaled, want, lse);
+            // the same draw, but where the target sits within rounding of a boundary (row 5's u just below 1):
+            // there the draws may differ by tokens whose probability is below float32's resolution of the total
+            const got = ours.tokens.toArray() as number[];
+            const ref = want.toArray() as number[];
+            const probs = scaled.sub(lse).exp();
+            got.forEach((g, b) => {
+              if (g === ref[b]) return;
+              const [a, z] = [Math.min(g, ref[b]), Math.max(g, ref[b])];
+              const between = probs
+                .select(0, b)
+                .narrow(0, a + 1, z - a)
+                .sum()
+                .item();
+              assert.ok(
+                b === 5 && between < 1e-6,
+                `V ${V}, ${mode}, row ${b}: token ${g}, want ${ref[b]} (mass between ${between})`,
+              );
+            });
+            const lp = tokenLogprobs(scaled, ours.tokens, lse);
             const d = ours.logprobs.sub(lp).abs().max().item();
             assert.ok(d < 1e-4, `V ${V}, ${mode}: logprobs differ by ${d}`);
           }
