@@ -384,18 +384,26 @@ export class Trainer implements Disposable {
       onTrajectoryEnd: this.progress(step + 1, 'rollout'),
       // `<rollout_data_dir>/<global_step>.jsonl`, the step being trained counted from 1 (verl's global_steps).
       ...(o.trainer.rolloutDataDir
-        ? { dumpPath: join(o.trainer.rolloutDataDir, `${step + 1}.jsonl`), dumpStep: step + 1 }
+        ? { dumpPath: join(o.trainer.rolloutDataDir, `${step + 1}.jsonl`), dumpStep: step + 1, deferDump: true }
         : {}),
     });
     // free_cache_engine: the training phase gets the KV cache's memory; the next rollout takes it again
     if (o.rollout.freeCacheEngine) this.components.generator.releaseCache?.();
     const rolloutSeconds = (performance.now() - started) / 1000;
+    // the dump is not generation: timed on its own, as verl's timing_s/dump_rollout_generations
+    let dumpSeconds: number | undefined;
+    if (rollout.writeDump) {
+      const t0 = performance.now();
+      rollout.writeDump();
+      dumpSeconds = (performance.now() - t0) / 1000;
+    }
     const metrics: Record<string, number> = {
       ...rollout.metrics,
       ...this.components.generator.metrics?.(),
       ...(engine && engineBefore ? engineMetrics(engineBefore, engine.stats) : {}),
       'training/epoch': epoch,
       'training/global_step': step + 1,
+      ...(dumpSeconds !== undefined ? { 'timing_s/dump_rollout_generations': dumpSeconds } : {}),
     };
     // Means over trajectories with a finite reward; failed ones are `rollout/num_failed` (see trajectoryScores).
     metrics['reward/trajectory_mean'] = mean(trajectoryScores(rollout).scored.map((t) => t.score));

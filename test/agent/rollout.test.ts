@@ -2,9 +2,9 @@
 // stay local to their trajectory, trajectory dumps, and user-written envs with text / token-id observations.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   AgentEnv,
   runRollout,
@@ -188,6 +188,19 @@ describe('runRollout', () => {
     assert.equal(lines.length, 1);
     const [t] = lines;
     assert.deepEqual([t.step, t.num_steps, t.score, t.output], [7, 2, 1, '#### 72']);
+    // deferDump: nothing is written until the batch's writeDump(), which writes the same lines
+    const later = join(dirname(dumpPath), 'later', '7.jsonl');
+    const batch = await runRollout(
+      [toolSample('q', { tools: ['calc_gsm8k_reward'], tools_kwargs: { ground_truth: '72' } })],
+      options(gsmPolicy(), { dumpPath: later, dumpStep: 7, deferDump: true }),
+    );
+    assert.equal(existsSync(later), false, 'not written before writeDump()');
+    batch.writeDump!();
+    const again = JSON.parse(readFileSync(later, 'utf8').trim());
+    assert.deepEqual(
+      [again.step, again.num_steps, again.score, again.output, again.steps.length],
+      [t.step, t.num_steps, t.score, t.output, t.steps.length],
+    );
     assert.equal(t.input, t.steps[0].input);
     assert.deepEqual(
       t.steps.map((s: { step_index: number; score: number }) => [s.step_index, s.score]),

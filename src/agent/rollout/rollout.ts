@@ -26,6 +26,9 @@ export interface RolloutOptions {
   dumpPath?: string;
   /** The global step the dump records (`step`); default 0. */
   dumpStep?: number;
+  /** Leave the dump to the caller: the batch's `writeDump()` writes it (the trainer times it apart from
+   *  generation, as verl's dump_rollout_generations). A rollout whose every trajectory failed writes it at once. */
+  deferDump?: boolean;
   /** `data.reward_fn_key`: the row column whose value picks the reward function. Default `data_source`. */
   rewardFnKey?: string;
   /** Scores every trajectory in place of the registered function of its data_source (verl's `custom_reward_function`). */
@@ -60,6 +63,8 @@ export interface RolloutBatch {
   steps: RolloutStep[];
   trajectories: TrajectorySummary[];
   metrics: Record<string, number>;
+  /** With `dumpPath` and `deferDump`: writes the dump. */
+  writeDump?: () => void;
 }
 
 function errorText(error: unknown): string {
@@ -163,28 +168,33 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
   });
 
   const results = await Promise.all(jobs).finally(releaseMcp);
-  if (opts.dumpPath) {
-    const dumped = results.map(
-      (r): DumpedTrajectory =>
-        'error' in r
-          ? {
-              origin: r.origin,
-              sample: r.sample,
-              steps: r.partial?.steps ?? [],
-              endReason: 'error',
-              error: errorText(r.error),
-            }
-          : {
-              origin: r.origin,
-              sample: r.sample,
-              steps: r.output.steps,
-              endReason: r.output.endReason,
-              endDetail: r.output.endDetail,
-            },
-    );
-    writeTrajectoryDump(opts.dumpPath, dumped, { tokenizer: opts.tokenizer, globalStep: opts.dumpStep ?? 0 });
-  }
-  if (results.length > 0 && results.every((r) => 'error' in r)) throw (results[0] as { error: unknown }).error;
+  const dumpPath = opts.dumpPath;
+  const writeDump = dumpPath
+    ? () => {
+        const dumped = results.map(
+          (r): DumpedTrajectory =>
+            'error' in r
+              ? {
+                  origin: r.origin,
+                  sample: r.sample,
+                  steps: r.partial?.steps ?? [],
+                  endReason: 'error',
+                  error: errorText(r.error),
+                }
+              : {
+                  origin: r.origin,
+                  sample: r.sample,
+                  steps: r.output.steps,
+                  endReason: r.output.endReason,
+                  endDetail: r.output.endDetail,
+                },
+        );
+        writeTrajectoryDump(dumpPath, dumped, { tokenizer: opts.tokenizer, globalStep: opts.dumpStep ?? 0 });
+      }
+    : undefined;
+  const allFailed = results.length > 0 && results.every((r) => 'error' in r);
+  if (writeDump && (!opts.deferDump || allFailed)) writeDump();
+  if (allFailed) throw (results[0] as { error: unknown }).error;
 
   const steps: RolloutStep[] = [];
   const outputs: AgentFlowOutput[] = [];
@@ -204,5 +214,10 @@ export async function runRollout(samples: readonly AgentSample[], opts: RolloutO
     }
     return { ...origin, numSteps: output.steps.length, endReason: output.endReason, endDetail: output.endDetail };
   });
-  return { steps, trajectories, metrics: batchMetrics(trajectories, outputs, steps) };
+  return {
+    steps,
+    trajectories,
+    metrics: batchMetrics(trajectories, outputs, steps),
+    ...(writeDump && opts.deferDump ? { writeDump } : {}),
+  };
 }
