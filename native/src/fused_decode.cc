@@ -8,7 +8,8 @@
 //                    at each token's position, k and v written to the cache at the token's slot,
 //                    q written contiguous for the attention (about 12 ops in libtorch)
 //   siluMul          silu(gate) * up of the stacked gate/up projection (2 ops)
-// and, for the sampling after the step, sampleRows: each row's token and logprob from its logits in
+// and gemvRows, the matmuls of a step of at most 4 rows (libtorch's general kernel reads the weights
+// far below the copy bandwidth there); for the sampling after the step, sampleRows: each row's token and logprob from its logits in
 // one kernel (about 12 libtorch ops over [B, vocab], a cumulative sum among them).
 // Each rounds to bf16 wherever the libtorch ops it replaces round (after the norm, after the
 // weight's multiply, after each RoPE product and their sum, after silu, after the product), and
@@ -21,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "nvrtc.h"
@@ -209,6 +211,49 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
     while (j > lo && !(expf(row[j] / t - M) > 0.f)) j--;
     tokens[b] = j;
     logprobs[b] = row[j] / t - lse;
+  }
+}
+
+// y [M, N] = x [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows: one warp per output
+// column n reads W's row n once with 16-byte loads and keeps M float32 sums, so the step reads the
+// weights once at close to the copy bandwidth (libtorch's matmul at 1-4 rows runs a general kernel).
+// The sum plus bias is rounded to bf16 once, as a bf16 linear's float32 epilogue does; outFloat
+// writes that bf16 value as float32 (the logits' cast to float32 in the same pass). K % 8 == 0.
+__device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
+  return lo(a.x) * lo(b.x) + hi(a.x) * hi(b.x) + lo(a.y) * lo(b.y) + hi(a.y) * hi(b.y) + lo(a.z) * lo(b.z) +
+         hi(a.z) * hi(b.z) + lo(a.w) * lo(b.w) + hi(a.w) * hi(b.w);
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemv_rows(const unsigned short* __restrict__ x,
+                                                           const unsigned short* __restrict__ W,
+                                                           const unsigned short* __restrict__ bias, void* __restrict__ out,
+                                                           int M, int N, int K, int outFloat) {
+  // the block's warps share x, staged in shared memory (M * K bf16)
+  extern __shared__ uint4 xs[];
+  const int lane = threadIdx.x & 31;
+  for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) xs[i] = reinterpret_cast<const uint4*>(x)[i];
+  __syncthreads();
+  const long long n = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (n >= N) return;
+  const uint4* w = reinterpret_cast<const uint4*>(W + n * K);
+  const int chunks = K / 8;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+  for (int c = lane; c < chunks; c += 32) {
+    const uint4 wv = w[c];
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+      if (m < M) acc[m] += dot8(wv, xs[(size_t)m * chunks + c]);
+  }
+#pragma unroll
+  for (int m = 0; m < 4; m++) acc[m] = warpSum(acc[m]);
+  if (lane == 0) {
+    const float b = bias ? bf(bias[n]) : 0.f;
+    for (int m = 0; m < M; m++) {
+      const bf16 y = toBf16(acc[m] + b);
+      if (outFloat) reinterpret_cast<float*>(out)[(size_t)m * N + n] = bf(y);
+      else reinterpret_cast<bf16*>(out)[(size_t)m * N + n] = y;
+    }
   }
 }
 )CUDA";
@@ -414,6 +459,44 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
+// fusedGemvRows(x [M, K] bf16, weight [N, K] bf16, bias [N] bf16 | null, outFloat) -> [M, N] bf16, or
+// float32 holding the bf16 values when outFloat (M <= 4, K % 8 == 0)
+Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& x = unwrapTensor(env, info[0], "x");
+  const at::Tensor& w = unwrapTensor(env, info[1], "weight");
+  const bool hasBias = !info[2].IsNull() && !info[2].IsUndefined();
+  const at::Tensor* bias = hasBias ? &unwrapTensor(env, info[2], "bias") : nullptr;
+  int outFloat = info[3].As<Napi::Boolean>().Value() ? 1 : 0;
+  checkBf16Cuda(x, "x");
+  checkBf16Cuda(w, "weight");
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(1) % 8 == 0 && x.size(0) <= 4, kWho,
+              ": gemvRows takes x [M <= 4, K] and weight [N, K] with K a multiple of 8");
+  if (bias) {
+    checkBf16Cuda(*bias, "bias");
+    TORCH_CHECK(bias->numel() == w.size(0), kWho, ": gemvRows' bias must be [N]");
+  }
+  int M = static_cast<int>(x.size(0)), N = static_cast<int>(w.size(0)), K = static_cast<int>(x.size(1));
+  at::Tensor out = at::empty({M, N}, x.options().dtype(outFloat ? at::kFloat : at::kBFloat16));
+  if (M == 0 || N == 0) return wrapTensor(env, out);
+  cudaStream_t stream = streamOf(x);
+  void* f = rowKernel(x.get_device(), "gemv_rows", stream);
+  const void* a0 = x.data_ptr();
+  const void* a1 = w.data_ptr();
+  const void* a2 = bias ? bias->data_ptr() : nullptr;
+  void* a3 = out.data_ptr();
+  void* args[] = {&a0, &a1, &a2, &a3, &M, &N, &K, &outFloat};
+  // x staged in shared memory: up to 4 rows of K bf16 (78 KB at K 9728), above the default 48 KB
+  const int shared = M * K * 2;
+  static const int maxShared = nvrtc::maxSharedBytes(x.get_device());
+  TORCH_CHECK(shared <= maxShared, kWho, ": gemvRows' x (", shared, " bytes) does not fit in shared memory");
+  static std::once_flag raised;
+  std::call_once(raised, [&] { nvrtc::allowSharedBytes(f, maxShared, kWho); });
+  nvrtc::launch(f, dim3(static_cast<unsigned>((N + 7) / 8)), dim3(256), static_cast<unsigned>(shared), stream, args,
+                kWho);
+  return wrapTensor(env, out);
+}
+
 // fusedSampleRows(logits [B, V] f32, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
 //   -> [tokens [B] int64, logprobs [B] f32]
 Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
@@ -468,7 +551,7 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
   const int headDim = info[1].As<Napi::Number>().Int32Value();
   TORCH_CHECK(headDim == 64 || headDim == 128 || headDim == 256, kWho, ": head dim must be 64, 128 or 256, got ",
               headDim);
-  for (const char* name : {"add_rms_norm", "silu_mul", "sample_rows"}) rowKernel(device, name, nullptr);
+  for (const char* name : {"add_rms_norm", "silu_mul", "sample_rows", "gemv_rows"}) rowKernel(device, name, nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
 }
@@ -485,6 +568,7 @@ Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) { noCuda(info.E
 Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 
 #endif
@@ -497,6 +581,7 @@ void registerFusedDecode(Napi::Env env, Napi::Object exports) {
   exportFunction<FusedSiluMul>(env, exports, "fusedSiluMul");
   exportFunction<FusedDecodePrepare>(env, exports, "fusedDecodePrepare");
   exportFunction<FusedSampleRows>(env, exports, "fusedSampleRows");
+  exportFunction<FusedGemvRows>(env, exports, "fusedGemvRows");
   exportFunction<FusedSamplingPrepare>(env, exports, "fusedSamplingPrepare");
 }
 

@@ -2,7 +2,7 @@
 // layer the stacked q/k/v matmul, one kernel for the q/k norms, RoPE and the cache write, the paged
 // attention, the output matmul, one kernel for the residual add and the next norm, the stacked
 // gate/up matmul, one for silu * up, the down matmul: 9 launches where the models' trunk
-// (src/models/layers.ts) takes about 24. The same math as that trunk: every kernel rounds where
+// (src/models/layers.ts) takes about 24. A step of at most 4 rows runs its matmuls as gemvRows. The same math as that trunk: every kernel rounds where
 // the ops it replaces round (the CUDA tests compare them), so the logits agree with the trunk's up
 // to the order of a few sums. The residual stream is carried beside the normed activations, as
 // vLLM's fused_add_rms_norm does: each add happens inside the following norm's kernel.
@@ -18,7 +18,7 @@ export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device,
   if (device === 'cpu') return 'the fused decode kernels run on CUDA';
   if (dtype !== 'bfloat16') return 'the fused decode kernels run in bf16';
   if (![64, 128, 256].includes(spec.headDim)) return `head dim ${spec.headDim} is not 64, 128 or 256`;
-  if (spec.hiddenSize % 2 || spec.intermediateSize % 2) return 'hidden and intermediate sizes must be even';
+  if (spec.hiddenSize % 8 || spec.intermediateSize % 8) return 'hidden and intermediate sizes must be multiples of 8';
   if (!m.layers.every((p) => p.fused))
     return 'the fused decode kernels read the stacked q/k/v and gate/up weights (fuseWeights)';
   if (!torch.hasFusedDecodeKernels()) return 'this addon was not built against a CUDA libtorch';
@@ -40,6 +40,9 @@ export function fusedDecodeHidden(
   const eps = spec.rmsNormEps;
   const B = o.ids.size(0);
   const invFreq = m.invFreq.to({ device: cache.device });
+  // a step of few rows reads each weight once through gemvRows; more rows take libtorch's matmul
+  const linear = (x: Tensor, w: Tensor, b: Tensor | null) =>
+    B <= torch.GEMV_MAX_ROWS ? torch.gemvRows(x, w, b) : torch.linear(x, w, b);
   let x = embed(m.embedTokens, o.ids, spec.padTokenId);
   let residual: Tensor | null = null;
   m.layers.forEach((p, layer) => {
@@ -47,7 +50,7 @@ export function fusedDecodeHidden(
     // what the next layer reads: the MLP's output (not yet added) and the residual stream before it
     const next = torch.scope(() => {
       const attnIn = torch.addRmsNorm(x, residual, p.inputNorm, eps);
-      const q = torch.qkNormRopeCache(torch.linear(attnIn.out, f.qkv, f.qkvBias), {
+      const q = torch.qkNormRopeCache(linear(attnIn.out, f.qkv, f.qkvBias), {
         norm: f.qkNorm,
         positions: o.positions,
         invFreq,
@@ -59,13 +62,20 @@ export function fusedDecodeHidden(
         headDim: spec.headDim,
         eps,
       });
-      const attn = torch.linear(attend(layer, q).view(B, spec.numHeads * spec.headDim), p.o, p.oBias);
+      const attn = linear(attend(layer, q).view(B, spec.numHeads * spec.headDim), p.o, p.oBias);
       const mlpIn = torch.addRmsNorm(attn, attnIn.residual, p.postAttentionNorm, eps);
-      const mlp = torch.linear(torch.siluMul(torch.linear(mlpIn.out, f.gateUp, f.gateUpBias)), p.down, p.downBias);
+      const mlp = linear(torch.siluMul(linear(mlpIn.out, f.gateUp, f.gateUpBias)), p.down, p.downBias);
       return { x: mlp, residual: mlpIn.residual };
     });
     x = next.x;
     residual = next.residual;
   });
   return torch.addRmsNorm(x, residual, m.norm, eps).out;
+}
+
+/** Float32 logits [B, vocab] of the fused trunk's hidden states (gemvRows for few rows, else as forward.ts's logitsOf). */
+export function fusedLogits(m: GenerationModel, hidden: Tensor): Tensor {
+  return hidden.size(0) <= torch.GEMV_MAX_ROWS
+    ? torch.gemvRows(hidden, m.lmHead, null, true)
+    : torch.linear(hidden, m.lmHead).to('float32');
 }

@@ -111,3 +111,19 @@ export function sampleRows(
   );
   return { tokens: wrap(t), logprobs: wrap(l) };
 }
+
+/** The most rows `gemvRows` takes. */
+export const GEMV_MAX_ROWS = 4;
+
+/**
+ * x [M, K] W^T (+ bias) for M <= GEMV_MAX_ROWS rows in bf16 (W [N, K], K a multiple of 8): a linear
+ * that reads the weights once at about the copy bandwidth. `outFloat`: the bf16 result as float32
+ * (a linear followed by `.to('float32')`, in one pass).
+ */
+export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null, outFloat = false): Tensor {
+  return wrap(
+    call('gemvRows', [x.shape, weight.shape], () =>
+      native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null, outFloat),
+    ),
+  );
+}

@@ -74,6 +74,8 @@ export { CUDAGraph, graphPoolHandle, type GraphPool } from './cuda-graph.js';
 export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttention } from './paged-attention.js';
 export {
   addRmsNorm,
+  GEMV_MAX_ROWS,
+  gemvRows,
   hasFusedDecodeKernels,
   prepareFusedDecodeKernels,
   prepareSampleRows,

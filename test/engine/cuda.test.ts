@@ -481,6 +481,34 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
+  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with a bias, and as float32 logits)", () => {
+    torch.manualSeed(9);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [M, N, K] of [
+          [1, 4096, 1024],
+          [2, 1024, 3072],
+          [3, 1000, 2560],
+          [4, 2560, 9728],
+        ]) {
+          const x = bf16([M, K]);
+          const w = bf16([N, K], 0.05);
+          const b = bf16([N], 0.1);
+          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97);
+          assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97);
+          const logits = torch.gemvRows(x, w, null, true);
+          assert.equal(logits.dtype, 'float32');
+          assert.equal(
+            logits.sub(logits.to('bfloat16').to('float32')).abs().max().item(),
+            0,
+            'float32 holding bf16 values',
+          );
+          assertBf16Close(logits.to('bfloat16'), torch.linear(x, w), `${M} rows as float32`, 0.97);
+        }
+      }),
+    );
+  });
+
   it('sampleRows draws the tokens and logprobs of the libtorch sampling ops (greedy, sampled and mixed rows; u near 1; masked tokens)', () => {
     torch.manualSeed(8);
     torch.noGrad(() =>
