@@ -30,7 +30,7 @@ import {
 } from '../models/index.js';
 import { UserError } from '../errors.js';
 import type { KVCache } from './kv-cache.js';
-import { fusedDecodeHidden, fusedLogits } from './fused-decode.js';
+import { fusedDecodeHidden } from './fused-decode.js';
 
 const flashForward = torch.aten('_flash_attention_forward');
 
@@ -179,7 +179,7 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
         blockSize: bs,
         scale,
       });
-    if (o.fusedKernels) return fusedLogits(m, fusedDecodeHidden(m, cache, o, attend));
+    if (o.fusedKernels) return logitsOf(m, fusedDecodeHidden(m, cache, o, attend));
     const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
       cache.write(layer, o.slots, k, v);
       return attend(layer, q.contiguous());

@@ -2,7 +2,7 @@
 // layer the stacked q/k/v matmul, one kernel for the q/k norms, RoPE and the cache write, the paged
 // attention, the output matmul, one kernel for the residual add and the next norm, the stacked
 // gate/up matmul, one for silu * up, the down matmul: 9 launches where the models' trunk
-// (src/models/layers.ts) takes about 24. A step of at most 4 rows runs its matmuls as gemvRows. The same math as that trunk: every kernel rounds where
+// (src/models/layers.ts) takes about 24. A step of at most 4 rows runs its smaller matmuls as gemvRows. The same math as that trunk: every kernel rounds where
 // the ops it replaces round (the CUDA tests compare them), so the logits agree with the trunk's up
 // to the order of a few sums. The residual stream is carried beside the normed activations, as
 // vLLM's fused_add_rms_norm does: each add happens inside the following norm's kernel.
@@ -11,6 +11,13 @@ import type { Tensor } from '../torch/index.js';
 import { embed } from '../models/index.js';
 import type { KVCache } from './kv-cache.js';
 import type { GenerationModel } from './forward.js';
+
+/**
+ * The largest weight a few-row step multiplies through gemvRows. On an H200 (bench/results/h200-decode-gemv.log)
+ * gemvRows takes 0.4-0.5 of libtorch's time on the 0.6B shape's projections and the 4B shape's q/k/v and
+ * o (8-31 MiB), and more than libtorch's on the 4B gate/up and down and on every lm_head (50 MiB and up).
+ */
+export const GEMV_MAX_WEIGHT_BYTES = 32 * 2 ** 20;
 
 /** Why the fused trunk cannot run this model on this device and dtype, or null when it can. */
 export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device, dtype: torch.DType): string | null {
@@ -40,9 +47,9 @@ export function fusedDecodeHidden(
   const eps = spec.rmsNormEps;
   const B = o.ids.size(0);
   const invFreq = m.invFreq.to({ device: cache.device });
-  // a step of few rows reads each weight once through gemvRows; more rows take libtorch's matmul
+  // a step of few rows runs its smaller matmuls through gemvRows, libtorch's matmul the rest
   const linear = (x: Tensor, w: Tensor, b: Tensor | null) =>
-    B <= torch.GEMV_MAX_ROWS ? torch.gemvRows(x, w, b) : torch.linear(x, w, b);
+    B <= torch.GEMV_MAX_ROWS && w.numel * 2 <= GEMV_MAX_WEIGHT_BYTES ? torch.gemvRows(x, w, b) : torch.linear(x, w, b);
   let x = embed(m.embedTokens, o.ids, spec.padTokenId);
   let residual: Tensor | null = null;
   m.layers.forEach((p, layer) => {
@@ -71,11 +78,4 @@ export function fusedDecodeHidden(
     residual = next.residual;
   });
   return torch.addRmsNorm(x, residual, m.norm, eps).out;
-}
-
-/** Float32 logits [B, vocab] of the fused trunk's hidden states (gemvRows for few rows, else as forward.ts's logitsOf). */
-export function fusedLogits(m: GenerationModel, hidden: Tensor): Tensor {
-  return hidden.size(0) <= torch.GEMV_MAX_ROWS
-    ? torch.gemvRows(hidden, m.lmHead, null, true)
-    : torch.linear(hidden, m.lmHead).to('float32');
 }

@@ -355,8 +355,8 @@ describe('CUDA graphs', { skip }, () => {
 
 describe('fused decode kernels', { skip }, () => {
   const dev = 'cuda:0' as const;
-  /** bf16 a against b: at least `exact` of the elements equal, none more than one bf16 rounding step apart. */
-  function assertBf16Close(a: torch.Tensor, b: torch.Tensor, what: string, exact = 0.99) {
+  /** bf16 a against b: at least `exact` of the elements equal, none more than `maxSteps` bf16 rounding steps apart. */
+  function assertBf16Close(a: torch.Tensor, b: torch.Tensor, what: string, exact = 0.99, maxSteps = 1.01) {
     torch.scope(() => {
       assert.deepEqual(a.shape, b.shape, `${what}: shape`);
       const x = a.to('float32');
@@ -370,7 +370,7 @@ describe('fused decode kernels', { skip }, () => {
         .add(1e-6);
       const worst = x.sub(y).abs().div(step).max().item();
       assert.ok(equal >= exact, `${what}: ${(100 * equal).toFixed(2)}% equal (want >= ${100 * exact}%)`);
-      assert.ok(worst <= 1.01, `${what}: worst difference ${worst.toFixed(2)} bf16 steps`);
+      assert.ok(worst <= maxSteps, `${what}: worst difference ${worst.toFixed(2)} bf16 steps`);
     });
   }
   const bf16 = (shape: number[], scale = 1) => torch.randn(shape, { device: dev }).mul(scale).to('bfloat16');
@@ -494,8 +494,8 @@ describe('fused decode kernels', { skip }, () => {
           const x = bf16([M, K]);
           const w = bf16([N, K], 0.05);
           const b = bf16([N], 0.1);
-          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97);
-          assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97);
+          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97, 1.5);
+          assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97, 1.5);
           const logits = torch.gemvRows(x, w, null, true);
           assert.equal(logits.dtype, 'float32');
           assert.equal(
@@ -503,7 +503,7 @@ describe('fused decode kernels', { skip }, () => {
             0,
             'float32 holding bf16 values',
           );
-          assertBf16Close(logits.to('bfloat16'), torch.linear(x, w), `${M} rows as float32`, 0.97);
+          assertBf16Close(logits.to('bfloat16'), torch.linear(x, w), `${M} rows as float32`, 0.97, 1.5);
         }
       }),
     );
