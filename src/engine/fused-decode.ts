@@ -13,11 +13,13 @@ import type { KVCache } from './kv-cache.js';
 import type { GenerationModel } from './forward.js';
 
 /**
- * The largest weight a few-row step multiplies through gemvRows. On an H200 (bench/results/h200-decode-gemv.log)
- * gemvRows takes 0.4-0.5 of libtorch's time on the 0.6B shape's projections and the 4B shape's q/k/v and
- * o (8-31 MiB), and more than libtorch's on the 4B gate/up and down and on every lm_head (50 MiB and up).
+ * The largest weight a few-row step multiplies through gemvRows. On an H200, called eagerly
+ * (bench/results/h200-decode-gemv.log), gemvRows takes 0.4-0.5 of libtorch's time on the 0.6B
+ * shape's projections (4-12 MiB) and more than libtorch's on every lm_head and on the 4B shape's
+ * gate/up and down; inside the decode graphs the 4B shape's q/k/v and o (21-31 MiB) through it made
+ * batch 1 slower (241 -> 230 tokens/s, bench/results/h200-engine-decode.log), so they stay with libtorch.
  */
-export const GEMV_MAX_WEIGHT_BYTES = 32 * 2 ** 20;
+export const GEMV_MAX_WEIGHT_BYTES = 16 * 2 ** 20;
 
 /** Why the fused trunk cannot run this model on this device and dtype, or null when it can. */
 export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device, dtype: torch.DType): string | null {
