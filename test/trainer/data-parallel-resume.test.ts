@@ -47,7 +47,7 @@ const latest = (ckpt: string): number | undefined => {
   return existsSync(file) ? Number(readFileSync(file, 'utf8')) : undefined;
 };
 
-/** metrics.jsonl's lines without the timings (timing_s/*, flow/*_s/*: wall-clock seconds differ from run to run). */
+/** metrics.jsonl's lines without the timings (timing_s/*, flow/*_s/*, rollout/engine/*_s: wall-clock seconds differ from run to run). */
 function metricLines(ckpt: string): Record<string, number>[] {
   return readFileSync(join(ckpt, 'metrics.jsonl'), 'utf8')
     .trim()
@@ -55,7 +55,10 @@ function metricLines(ckpt: string): Record<string, number>[] {
     .map((l) => JSON.parse(l))
     .map(
       (m) =>
-        Object.fromEntries(Object.entries(m).filter(([k]) => !/^timing_s\/|_s\//.test(k))) as Record<string, number>,
+        Object.fromEntries(Object.entries(m).filter(([k]) => !/^timing_s\/|_s\/|_s$/.test(k))) as Record<
+          string,
+          number
+        >,
     );
 }
 
