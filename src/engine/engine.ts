@@ -377,9 +377,10 @@ export class Engine implements Generator, Disposable {
       torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads);
     }
     const unfused =
-      this.decodeAttention === 'paged'
-        ? fusedDecodeUnsupported(this.generation, model.device, model.computeDtype)
-        : "the fused decode kernels read the cache through 'paged' decode attention";
+      fusedDecodeUnsupported(this.generation, model.device, model.computeDtype) ??
+      (this.decodeAttention === 'paged'
+        ? null
+        : "the fused decode kernels read the cache through 'paged' decode attention");
     if (o.fusedDecodeKernels && unfused) throw new UserError(`Engine: fusedDecodeKernels: ${unfused}`);
     this.fusedKernels = (o.fusedDecodeKernels ?? true) && !unfused;
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);

@@ -199,7 +199,13 @@ describe('engine: paged KV cache', () => {
     {
       using cpuEngine = new Engine(model, { maxLength: 64 });
       assert.equal(cpuEngine.decodeAttention, 'sdpa');
+      assert.equal(cpuEngine.fusedKernels, false, 'the fused decode kernels are CUDA-only');
     }
+    assert.throws(
+      () => new Engine(model, { maxLength: 64, fusedDecodeKernels: true }),
+      (e: unknown) =>
+        e instanceof UserError && /fusedDecodeKernels: the fused decode kernels run on CUDA/.test(e.message),
+    );
     assert.throws(
       () => new Engine(model, { maxLength: 64, decodeAttention: 'paged' }),
       (e: unknown) => e instanceof UserError && /'paged' runs on CUDA in bf16/.test(e.message),
