@@ -8,8 +8,7 @@
 //                    at each token's position, k and v written to the cache at the token's slot,
 //                    q written contiguous for the attention (about 12 ops in libtorch)
 //   siluMul          silu(gate) * up of the stacked gate/up projection (2 ops)
-// and gemvRows, the matmuls of a step of at most 4 rows (libtorch's general kernel reads the weights
-// far below the copy bandwidth there); for the sampling after the step, sampleRows: each row's token and logprob from its logits in
+// and gemvRows, the smaller matmuls of a step of at most 4 rows; for the sampling after the step, sampleRows: each row's token and logprob from its logits in
 // one kernel (about 12 libtorch ops over [B, vocab], a cumulative sum among them).
 // Each rounds to bf16 wherever the libtorch ops it replaces round (after the norm, after the
 // weight's multiply, after each RoPE product and their sum, after silu, after the product), and
@@ -215,10 +214,10 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
 }
 
 // y [M, N] = x [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows: one warp per output
-// column n reads W's row n once with 16-byte loads and keeps M float32 sums, so the step reads the
-// weights once at close to the copy bandwidth (libtorch's matmul at 1-4 rows runs a general kernel).
-// The sum plus bias is rounded to bf16 once, as a bf16 linear's float32 epilogue does; outFloat
-// writes that bf16 value as float32 (the logits' cast to float32 in the same pass). K % 8 == 0.
+// column n reads W's row n once with 16-byte loads and keeps M float32 sums (x staged in shared
+// memory). Faster than libtorch's matmul on small weights, slower on large ones (the engine picks:
+// src/engine/fused-decode.ts). The sum plus bias is rounded to bf16 once, as a bf16 linear's float32
+// epilogue does. K % 8 == 0.
 __device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
   return lo(a.x) * lo(b.x) + hi(a.x) * hi(b.x) + lo(a.y) * lo(b.y) + hi(a.y) * hi(b.y) + lo(a.z) * lo(b.z) +
          hi(a.z) * hi(b.z) + lo(a.w) * lo(b.w) + hi(a.w) * hi(b.w);
@@ -226,8 +225,8 @@ __device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
 
 extern "C" __global__ void __launch_bounds__(256) gemv_rows(const unsigned short* __restrict__ x,
                                                            const unsigned short* __restrict__ W,
-                                                           const unsigned short* __restrict__ bias, void* __restrict__ out,
-                                                           int M, int N, int K, int outFloat) {
+                                                           const unsigned short* __restrict__ bias,
+                                                           unsigned short* __restrict__ out, int M, int N, int K) {
   // the block's warps share x, staged in shared memory (M * K bf16)
   extern __shared__ uint4 xs[];
   const int lane = threadIdx.x & 31;
@@ -249,11 +248,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_rows(const unsigned short
   for (int m = 0; m < 4; m++) acc[m] = warpSum(acc[m]);
   if (lane == 0) {
     const float b = bias ? bf(bias[n]) : 0.f;
-    for (int m = 0; m < M; m++) {
-      const bf16 y = toBf16(acc[m] + b);
-      if (outFloat) reinterpret_cast<float*>(out)[(size_t)m * N + n] = bf(y);
-      else reinterpret_cast<bf16*>(out)[(size_t)m * N + n] = y;
-    }
+    for (int m = 0; m < M; m++) out[(size_t)m * N + n] = toBf16(acc[m] + b);
   }
 }
 )CUDA";
@@ -459,15 +454,13 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
-// fusedGemvRows(x [M, K] bf16, weight [N, K] bf16, bias [N] bf16 | null, outFloat) -> [M, N] bf16, or
-// float32 holding the bf16 values when outFloat (M <= 4, K % 8 == 0)
+// fusedGemvRows(x [M, K] bf16, weight [N, K] bf16, bias [N] bf16 | null) -> [M, N] bf16 (M <= 4, K % 8 == 0)
 Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& x = unwrapTensor(env, info[0], "x");
   const at::Tensor& w = unwrapTensor(env, info[1], "weight");
   const bool hasBias = !info[2].IsNull() && !info[2].IsUndefined();
   const at::Tensor* bias = hasBias ? &unwrapTensor(env, info[2], "bias") : nullptr;
-  int outFloat = info[3].As<Napi::Boolean>().Value() ? 1 : 0;
   checkBf16Cuda(x, "x");
   checkBf16Cuda(w, "weight");
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(1) % 8 == 0 && x.size(0) <= 4, kWho,
@@ -477,7 +470,7 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
     TORCH_CHECK(bias->numel() == w.size(0), kWho, ": gemvRows' bias must be [N]");
   }
   int M = static_cast<int>(x.size(0)), N = static_cast<int>(w.size(0)), K = static_cast<int>(x.size(1));
-  at::Tensor out = at::empty({M, N}, x.options().dtype(outFloat ? at::kFloat : at::kBFloat16));
+  at::Tensor out = at::empty({M, N}, x.options());
   if (M == 0 || N == 0) return wrapTensor(env, out);
   cudaStream_t stream = streamOf(x);
   void* f = rowKernel(x.get_device(), "gemv_rows", stream);
@@ -485,7 +478,7 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   const void* a1 = w.data_ptr();
   const void* a2 = bias ? bias->data_ptr() : nullptr;
   void* a3 = out.data_ptr();
-  void* args[] = {&a0, &a1, &a2, &a3, &M, &N, &K, &outFloat};
+  void* args[] = {&a0, &a1, &a2, &a3, &M, &N, &K};
   // x staged in shared memory: up to 4 rows of K bf16 (78 KB at K 9728), above the default 48 KB
   const int shared = M * K * 2;
   static const int maxShared = nvrtc::maxSharedBytes(x.get_device());

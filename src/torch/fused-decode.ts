@@ -117,13 +117,12 @@ export const GEMV_MAX_ROWS = 4;
 
 /**
  * x [M, K] W^T (+ bias) for M <= GEMV_MAX_ROWS rows in bf16 (W [N, K], K a multiple of 8): a linear
- * that reads the weights once at about the copy bandwidth. `outFloat`: the bf16 result as float32
- * (a linear followed by `.to('float32')`, in one pass).
+ * that reads each weight row once with one warp (src/engine/fused-decode.ts says where it pays).
  */
-export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null, outFloat = false): Tensor {
+export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null): Tensor {
   return wrap(
     call('gemvRows', [x.shape, weight.shape], () =>
-      native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null, outFloat),
+      native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null),
     ),
   );
 }

@@ -96,7 +96,7 @@ export interface NativeBinding {
     greedy: Handle | null,
   ): [Handle, Handle];
   fusedSamplingPrepare(device: number): void;
-  fusedGemvRows(x: Handle, weight: Handle, bias: Handle | null, outFloat: boolean): Handle;
+  fusedGemvRows(x: Handle, weight: Handle, bias: Handle | null): Handle;
   shareTensor(h: Handle): number;
   adoptTensor(id: number): Handle;
   releaseShared(id: number): void;

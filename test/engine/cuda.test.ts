@@ -481,7 +481,7 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
-  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with a bias, and as float32 logits)", () => {
+  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with and without a bias)", () => {
     torch.manualSeed(9);
     torch.noGrad(() =>
       torch.scope(() => {
@@ -496,14 +496,6 @@ describe('fused decode kernels', { skip }, () => {
           const b = bf16([N], 0.1);
           assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97, 1.5);
           assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97, 1.5);
-          const logits = torch.gemvRows(x, w, null, true);
-          assert.equal(logits.dtype, 'float32');
-          assert.equal(
-            logits.sub(logits.to('bfloat16').to('float32')).abs().max().item(),
-            0,
-            'float32 holding bf16 values',
-          );
-          assertBf16Close(logits.to('bfloat16'), torch.linear(x, w), `${M} rows as float32`, 0.97, 1.5);
         }
       }),
     );
