@@ -21,7 +21,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
 #include "nvrtc.h"
@@ -31,37 +30,6 @@ namespace agent_r1 {
 namespace {
 
 #ifdef AGENT_R1_CUDA
-
-// bf16 as raw 16-bit words (NVRTC compiles these without the CUDA headers), shared by both programs
-const char* kHelpers = R"CUDA(
-typedef unsigned short bf16;
-
-__device__ __forceinline__ float bf(bf16 x) { return __uint_as_float(((unsigned int)x) << 16); }
-
-__device__ __forceinline__ bf16 toBf16(float f) {
-  unsigned int u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)0x7fc0;  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);                          // round to nearest even
-  return (bf16)(u >> 16);
-}
-
-// f rounded to bf16 and back: what a libtorch op with a bf16 output hands the next op
-__device__ __forceinline__ float round16(float f) { return bf(toBf16(f)); }
-
-__device__ __forceinline__ float lo(unsigned int w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float hi(unsigned int w) { return __uint_as_float(w & 0xffff0000u); }
-__device__ __forceinline__ unsigned int pack(float a, float b) {
-  return (unsigned int)toBf16(a) | ((unsigned int)toBf16(b) << 16);
-}
-
-#define NEG_INF_F __int_as_float(0xff800000)
-
-__device__ __forceinline__ float warpSum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-)CUDA";
 
 // The row kernels (any shape), one program per device.
 const char* kRowKernels = R"CUDA(
@@ -140,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
   const int seg = ((V + 31) / 32 + 31) / 32 * 32;  // a warp's part, whole chunks of 32
   const int lo = min(V, warp * seg), hi = min(V, lo + seg);
   // pass 1: the max and its first index
-  float m = NEG_INF_F;
+  float m = NEG_INF;
   int arg = V;
   for (int i = lo + lane; i < hi; i += 32) {
     const float x = row[i] / t;
@@ -312,14 +280,13 @@ extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, cons
 
 const char* kWho = "fused decode kernels";
 
-// (static: nvrtc::kernel keys its cache on the source's address)
 const char* rowSource() {
-  static const std::string source = std::string(kHelpers) + kRowKernels;
+  static const std::string source = nvrtc::withBf16Helpers(kRowKernels);
   return source.c_str();
 }
 
 const char* headSource() {
-  static const std::string source = std::string(kHelpers) + kHeadKernel;
+  static const std::string source = nvrtc::withBf16Helpers(kHeadKernel);
   return source.c_str();
 }
 
@@ -483,8 +450,7 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   const int shared = M * K * 2;
   static const int maxShared = nvrtc::maxSharedBytes(x.get_device());
   TORCH_CHECK(shared <= maxShared, kWho, ": gemvRows' x (", shared, " bytes) does not fit in shared memory");
-  static std::once_flag raised;
-  std::call_once(raised, [&] { nvrtc::allowSharedBytes(f, maxShared, kWho); });
+  nvrtc::allowMaxSharedBytes(f, x.get_device(), kWho);
   nvrtc::launch(f, dim3(static_cast<unsigned>((N + 7) / 8)), dim3(256), static_cast<unsigned>(shared), stream, args,
                 kWho);
   return wrapTensor(env, out);

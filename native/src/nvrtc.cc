@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -190,10 +191,51 @@ void* kernel(int device, const char* source, const char* name, const std::vector
   return function;
 }
 
-void allowSharedBytes(void* function, int bytes, const char* who) {
+void allowMaxSharedBytes(void* function, int device, const char* who) {
+  static std::mutex mutex;
+  static std::set<void*> raised;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!raised.insert(function).second) return;
   const int kMaxDynamicSharedMemory = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  check(api().cuFuncSetAttribute(function, kMaxDynamicSharedMemory, bytes), who, "raising the kernel's shared memory");
+  check(api().cuFuncSetAttribute(function, kMaxDynamicSharedMemory, maxSharedBytes(device)), who,
+        "raising the kernel's shared memory");
 }
+
+namespace {
+// bf16 as raw 16-bit words (NVRTC compiles without the CUDA headers): conversions with libtorch's
+// rounding (round to nearest even, NaN kept), packed pairs, a warp sum, -inf.
+const char* kBf16Helpers = R"CUDA(
+typedef unsigned short bf16;
+
+__device__ __forceinline__ float bf(bf16 x) { return __uint_as_float(((unsigned int)x) << 16); }
+
+__device__ __forceinline__ bf16 toBf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)0x7fc0;  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);                          // round to nearest even
+  return (bf16)(u >> 16);
+}
+
+// f rounded to bf16 and back: what a libtorch op with a bf16 output hands the next op
+__device__ __forceinline__ float round16(float f) { return bf(toBf16(f)); }
+
+__device__ __forceinline__ float lo(unsigned int w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi(unsigned int w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ unsigned int pack(float a, float b) {
+  return (unsigned int)toBf16(a) | ((unsigned int)toBf16(b) << 16);
+}
+
+#define NEG_INF __int_as_float(0xff800000)
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+)CUDA";
+}  // namespace
+
+std::string withBf16Helpers(const char* kernels) { return std::string(kBf16Helpers) + kernels; }
 
 void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
             const char* who) {

@@ -23,8 +23,14 @@ void* kernel(int device, const char* source, const char* name, const std::vector
 void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
             const char* who);
 
-// Lets `function` use up to `bytes` of dynamic shared memory (above the default 48 KiB).
-void allowSharedBytes(void* function, int bytes, const char* who);
+// Lets `function` use as much dynamic shared memory as `device` allows a block (above the default
+// 48 KiB); once per function, later calls return at once.
+void allowMaxSharedBytes(void* function, int device, const char* who);
+
+// `kernels` after the device helpers every engine kernel source shares (nvrtc.cc): bf16 as raw
+// 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF. Keep the result in a
+// static: `kernel` keys its cache on the source's address.
+std::string withBf16Helpers(const char* kernels);
 
 // The most shared memory one block may opt in to on `device`.
 int maxSharedBytes(int device);

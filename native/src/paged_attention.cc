@@ -18,8 +18,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "nvrtc.h"
@@ -34,11 +32,9 @@ namespace {
 // takes one token at a time, a lane PER = HEAD_DIM / 16 of its values (16-byte loads at head dim
 // 128), so a warp reads two cache rows per step and a dot product is reduced in 4 shuffles.
 const char* kSource = R"CUDA(
-typedef unsigned short bf16;
 #define LANES 16
 #define PER (HEAD_DIM / LANES)
 #define UNROLL 4
-#define NEG_INF __int_as_float(0xff800000)
 
 // PER bf16 values as PER / 2 32-bit words, loaded with 8- or 16-byte loads and kept packed in
 // registers until used (half the registers of floats: more warps fit on an SM).
@@ -65,17 +61,10 @@ __device__ __forceinline__ Raw loadRaw(const bf16* p) {
   return r;
 }
 
-// value i of a row: bf16 is the top half of a float32; element 0 is the low half of word 0
+// value i of a row: element 0 is the low half of word 0
 __device__ __forceinline__ float at(const Raw& r, int i) {
   const unsigned int w = r.w[i >> 1];
-  return __uint_as_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
-}
-
-__device__ __forceinline__ bf16 toBf16(float f) {
-  unsigned int u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)0x7fc0;  // NaN stays NaN
-  u += 0x7fffu + ((u >> 16) & 1u);                          // round to nearest even
-  return (bf16)(u >> 16);
+  return (i & 1) ? hi(w) : lo(w);
 }
 
 extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
@@ -194,14 +183,11 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
 // The kernel for (device, head dim, group size), allowed the most shared memory the device has
 // (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
 void* kernelFor(int device, int headDim, int group, cudaStream_t stream) {
-  void* function = nvrtc::kernel(device, kSource, "paged_decode_attention",
+  static const std::string source = nvrtc::withBf16Helpers(kSource);
+  void* function = nvrtc::kernel(device, source.c_str(), "paged_decode_attention",
                                  {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group)}, stream,
                                  "pagedDecodeAttention");
-  static std::mutex mutex;
-  static std::set<void*> raised;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (raised.insert(function).second)
-    nvrtc::allowSharedBytes(function, nvrtc::maxSharedBytes(device), "pagedDecodeAttention");
+  nvrtc::allowMaxSharedBytes(function, device, "pagedDecodeAttention");
   return function;
 }
 
