@@ -310,8 +310,7 @@ cudaStream_t streamOf(const at::Tensor& t) { return c10::cuda::getCurrentCUDAStr
 Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& x = unwrapTensor(env, info[0], "x");
-  const bool hasResidual = !info[1].IsNull() && !info[1].IsUndefined();
-  const at::Tensor* residual = hasResidual ? &unwrapTensor(env, info[1], "residual") : nullptr;
+  const at::Tensor* residual = unwrapOptionalTensor(env, info[1], "residual");
   const at::Tensor& w = unwrapTensor(env, info[2], "weight");
   const float eps = info[3].As<Napi::Number>().FloatValue();
   checkBf16Cuda(x, "x");
@@ -350,8 +349,7 @@ Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) {
 Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& qkv = unwrapTensor(env, info[0], "qkv");
-  const bool hasNorm = !info[1].IsNull() && !info[1].IsUndefined();
-  const at::Tensor* norm = hasNorm ? &unwrapTensor(env, info[1], "norm") : nullptr;
+  const at::Tensor* norm = unwrapOptionalTensor(env, info[1], "norm");
   const at::Tensor& positions = unwrapTensor(env, info[2], "positions");
   const at::Tensor& invFreq = unwrapTensor(env, info[3], "invFreq");
   const at::Tensor& slots = unwrapTensor(env, info[4], "slots");
@@ -426,8 +424,7 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& x = unwrapTensor(env, info[0], "x");
   const at::Tensor& w = unwrapTensor(env, info[1], "weight");
-  const bool hasBias = !info[2].IsNull() && !info[2].IsUndefined();
-  const at::Tensor* bias = hasBias ? &unwrapTensor(env, info[2], "bias") : nullptr;
+  const at::Tensor* bias = unwrapOptionalTensor(env, info[2], "bias");
   checkBf16Cuda(x, "x");
   checkBf16Cuda(w, "weight");
   TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(1) % 8 == 0 && x.size(0) <= 4, kWho,
@@ -462,10 +459,8 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& logits = unwrapTensor(env, info[0], "logits");
   const at::Tensor& temperature = unwrapTensor(env, info[1], "temperature");
-  const bool hasU = !info[2].IsNull() && !info[2].IsUndefined();
-  const bool hasG = !info[3].IsNull() && !info[3].IsUndefined();
-  const at::Tensor* uniforms = hasU ? &unwrapTensor(env, info[2], "uniforms") : nullptr;
-  const at::Tensor* greedy = hasG ? &unwrapTensor(env, info[3], "greedy") : nullptr;
+  const at::Tensor* uniforms = unwrapOptionalTensor(env, info[2], "uniforms");
+  const at::Tensor* greedy = unwrapOptionalTensor(env, info[3], "greedy");
   TORCH_CHECK(logits.is_cuda() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.is_contiguous(),
               kWho, ": sampleRows takes contiguous float32 CUDA logits [B, V]");
   const int64_t B = logits.size(0);

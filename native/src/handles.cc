@@ -82,6 +82,10 @@ at::Tensor& unwrapTensor(Napi::Env env, const Napi::Value& value, const char* wh
   return slot->tensor;
 }
 
+const at::Tensor* unwrapOptionalTensor(Napi::Env env, const Napi::Value& value, const char* what) {
+  return value.IsNull() || value.IsUndefined() ? nullptr : &unwrapTensor(env, value, what);
+}
+
 void disposeTensor(Napi::Env env, const Napi::Value& value) {
   Slot* slot = slotOf(value);
   if (slot == nullptr || !slot->live) return;

@@ -11,6 +11,8 @@ Napi::Value wrapTensor(Napi::Env env, at::Tensor tensor);
 bool isTensorHandle(Napi::Env env, const Napi::Value& value);
 // Throws a JS TypeError naming `what` when `value` is not a live tensor handle.
 at::Tensor& unwrapTensor(Napi::Env env, const Napi::Value& value, const char* what);
+// An optional tensor argument: null when `value` is null or undefined, else as unwrapTensor.
+const at::Tensor* unwrapOptionalTensor(Napi::Env env, const Napi::Value& value, const char* what);
 void disposeTensor(Napi::Env env, const Napi::Value& value);
 int64_t liveTensorCount();
 
