@@ -7,7 +7,7 @@
 // static outputs, rewritten in place by every replay.
 import { native, type GraphHandle } from './native.js';
 import { keep, scope } from './scope.js';
-import type { Device } from './device.js';
+import { cudaIndex, type Device } from './device.js';
 
 /** A memory pool several graphs may share (replay them one at a time, as torch.cuda.graph_pool_handle). */
 export type GraphPool = readonly [number, number];
@@ -27,8 +27,7 @@ export class CUDAGraph implements Disposable {
    */
   capture<T>(fn: () => T, o: { device?: Device; pool?: GraphPool } = {}): T {
     const g = this.live();
-    const index = o.device && o.device.startsWith('cuda:') ? Number(o.device.slice(5)) : 0;
-    native.cudaGraphCaptureBegin(g, o.pool ? [o.pool[0], o.pool[1]] : null, index);
+    native.cudaGraphCaptureBegin(g, o.pool ? [o.pool[0], o.pool[1]] : null, cudaIndex(o.device ?? 'cuda'));
     let out: T;
     try {
       out = scope(fn);

@@ -11,3 +11,8 @@ export function checkDevice(device: string): Device {
   if (device === 'cpu' || device === 'cuda' || /^cuda:\d+$/.test(device)) return device as Device;
   throw new TypeError(`bad device '${device}'; use 'cpu', 'cuda' or 'cuda:N'`);
 }
+
+/** N of 'cuda:N', else 0: the device index the native CUDA calls take ('cuda' and 'cpu' give 0). */
+export function cudaIndex(device: Device): number {
+  return device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
+}

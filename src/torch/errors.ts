@@ -71,3 +71,12 @@ export function toTorchError(error: unknown, op: string, shapes?: number[][]): T
   const where = shapes?.length ? ` (input shapes ${shapes.map((s) => `[${s.join(', ')}]`).join(', ')})` : '';
   return new TorchError(`${op}: ${e.message}${where}`, kindOf(e), op, shapes, e.exception);
 }
+
+/** `f()`, with whatever the native side throws rethrown as `toTorchError(error, op, shapes)`. */
+export function withTorchError<T>(op: string, shapes: number[][], f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw toTorchError(e, op, shapes);
+  }
+}

@@ -2,17 +2,9 @@
 // NVRTC), each the same values as the libtorch ops it replaces up to the order of a sum, in one
 // launch: what a decode step of one token per sequence is made of besides its matmuls and attention.
 import { native } from './native.js';
-import { toTorchError } from './errors.js';
+import { withTorchError } from './errors.js';
 import { type Tensor, wrap } from './tensor.js';
-import type { Device } from './device.js';
-
-function call<T>(name: string, shapes: number[][], f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    throw toTorchError(e, name, shapes);
-  }
-}
+import { cudaIndex, type Device } from './device.js';
 
 /** Whether this addon has the kernels (a build against a CUDA libtorch). */
 export function hasFusedDecodeKernels(): boolean {
@@ -21,8 +13,7 @@ export function hasFusedDecodeKernels(): boolean {
 
 /** Compiles and loads the kernels for this head dim now (they cannot be during a CUDA graph capture). */
 export function prepareFusedDecodeKernels(device: Device, headDim: number): void {
-  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
-  call('prepareFusedDecodeKernels', [], () => native.fusedDecodePrepare(index, headDim));
+  withTorchError('prepareFusedDecodeKernels', [], () => native.fusedDecodePrepare(cudaIndex(device), headDim));
 }
 
 /**
@@ -36,7 +27,7 @@ export function addRmsNorm(
   weight: Tensor,
   eps: number,
 ): { out: Tensor; residual: Tensor } {
-  const [out, r] = call('addRmsNorm', [x.shape, weight.shape], () =>
+  const [out, r] = withTorchError('addRmsNorm', [x.shape, weight.shape], () =>
     native.fusedAddRmsNorm(x.handle$, residual?.handle$ ?? null, weight.handle$, eps),
   );
   return { out: wrap(out), residual: r ? wrap(r) : x };
@@ -64,7 +55,7 @@ export function qkNormRopeCache(
   },
 ): Tensor {
   return wrap(
-    call('qkNormRopeCache', [qkv.shape, o.kCache.shape], () =>
+    withTorchError('qkNormRopeCache', [qkv.shape, o.kCache.shape], () =>
       native.fusedQkNormRopeCache(
         qkv.handle$,
         o.norm?.handle$ ?? null,
@@ -84,13 +75,12 @@ export function qkNormRopeCache(
 
 /** silu(gate) * up of gateUp [T, 2 I] = [gate | up] (bf16, I even) -> [T, I]. */
 export function siluMul(gateUp: Tensor): Tensor {
-  return wrap(call('siluMul', [gateUp.shape], () => native.fusedSiluMul(gateUp.handle$)));
+  return wrap(withTorchError('siluMul', [gateUp.shape], () => native.fusedSiluMul(gateUp.handle$)));
 }
 
 /** Compiles and loads `sampleRows` now (it cannot be during a CUDA graph capture). */
 export function prepareSampleRows(device: Device): void {
-  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
-  call('prepareSampleRows', [], () => native.fusedSamplingPrepare(index));
+  withTorchError('prepareSampleRows', [], () => native.fusedSamplingPrepare(cudaIndex(device)));
 }
 
 /**
@@ -106,7 +96,7 @@ export function sampleRows(
   uniforms: Tensor | null,
   greedy: Tensor | null,
 ): { tokens: Tensor; logprobs: Tensor } {
-  const [t, l] = call('sampleRows', [logits.shape, temperature.shape], () =>
+  const [t, l] = withTorchError('sampleRows', [logits.shape, temperature.shape], () =>
     native.fusedSampleRows(logits.handle$, temperature.handle$, uniforms?.handle$ ?? null, greedy?.handle$ ?? null),
   );
   return { tokens: wrap(t), logprobs: wrap(l) };
@@ -121,7 +111,7 @@ export const GEMV_MAX_ROWS = 4;
  */
 export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null): Tensor {
   return wrap(
-    call('gemvRows', [x.shape, weight.shape], () =>
+    withTorchError('gemvRows', [x.shape, weight.shape], () =>
       native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null),
     ),
   );

@@ -3,9 +3,9 @@
 // over the tokens [0, positions[b]] that its block table places in the cache: token p lives at
 // slot blockTables[b][p / blockSize] * blockSize + p % blockSize of k and v ([slots, Hkv, D]).
 import { native } from './native.js';
-import { toTorchError } from './errors.js';
+import { withTorchError } from './errors.js';
 import { type Tensor, wrap } from './tensor.js';
-import type { Device } from './device.js';
+import { cudaIndex, type Device } from './device.js';
 
 /** Whether this addon has the kernel (a build against a CUDA libtorch). */
 export function hasPagedDecodeAttention(): boolean {
@@ -14,12 +14,9 @@ export function hasPagedDecodeAttention(): boolean {
 
 /** Compiles and loads the kernel for this head dim and group size now (it cannot be during a CUDA graph capture). */
 export function preparePagedDecodeAttention(device: Device, headDim: number, group: number): void {
-  const index = device.startsWith('cuda:') ? Number(device.slice(5)) : 0;
-  try {
-    native.pagedDecodeAttentionPrepare(index, headDim, group);
-  } catch (e) {
-    throw toTorchError(e, 'pagedDecodeAttentionPrepare', []);
-  }
+  withTorchError('pagedDecodeAttentionPrepare', [], () =>
+    native.pagedDecodeAttentionPrepare(cudaIndex(device), headDim, group),
+  );
 }
 
 /**
@@ -35,8 +32,8 @@ export function pagedDecodeAttention(
   positions: Tensor,
   o: { blockSize: number; scale: number },
 ): Tensor {
-  try {
-    return wrap(
+  return wrap(
+    withTorchError('pagedDecodeAttention', [q.shape, k.shape, blockTables.shape], () =>
       native.pagedDecodeAttention(
         q.handle$,
         k.handle$,
@@ -46,8 +43,6 @@ export function pagedDecodeAttention(
         o.blockSize,
         o.scale,
       ),
-    );
-  } catch (e) {
-    throw toTorchError(e, 'pagedDecodeAttention', [q.shape, k.shape, blockTables.shape]);
-  }
+    ),
+  );
 }
