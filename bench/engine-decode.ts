@@ -28,7 +28,7 @@ import type { Device, DType } from '../src/torch/index.js';
 import { createCausalLM } from '../src/models/index.js';
 import { Engine, type DecodeAttention } from '../src/engine/index.js';
 import { benchPython } from './python.js';
-import { qwen3Config, type Qwen3Shape } from './qwen3-shape.js';
+import { qwen3Config, shapeFromFlags, type Qwen3Shape } from './qwen3-shape.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -247,16 +247,7 @@ if (a.suite) {
   console.log(JSON.stringify({ bench: 'engine-decode-suite', copy_bytes_per_s: Math.round(bw), points: ours }));
   console.log(rows.join('\n'));
 } else {
-  const shape: Shape = {
-    name: 'custom',
-    hidden: num('hidden'),
-    layers: num('layers'),
-    heads: num('heads'),
-    kvHeads: num('kv-heads'),
-    headDim: num('head-dim'),
-    intermediate: num('intermediate'),
-    vocab: num('vocab'),
-  };
+  const shape: Shape = { name: 'custom', ...shapeFromFlags(num) };
   const [batch, promptLen, newTokens] = [num('batch'), num('prompt-len'), num('new-tokens')];
   const result = await measure({ shape, batch, promptLen, newTokens });
   if (a.reference) {

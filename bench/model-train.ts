@@ -27,7 +27,7 @@ import * as torch from '../src/torch/index.js';
 import type { Device, DType } from '../src/torch/index.js';
 import { createCausalLM, packSequences } from '../src/models/index.js';
 import { benchPython } from './python.js';
-import { qwen3Config } from './qwen3-shape.js';
+import { qwen3Config, shapeFromFlags } from './qwen3-shape.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -60,18 +60,7 @@ const sync = () => {
   if (cuda) torch.cuda.synchronize();
 };
 
-const config = qwen3Config(
-  {
-    hidden: num('hidden'),
-    layers: num('layers'),
-    heads: num('heads'),
-    kvHeads: num('kv-heads'),
-    headDim: num('head-dim'),
-    intermediate: num('intermediate'),
-    vocab: num('vocab'),
-  },
-  dtype,
-);
+const config = qwen3Config(shapeFromFlags(num), dtype);
 
 /** bf16 (or the bench dtype) matmul peak in TFLOP/s, best of 3 timed loops. */
 function matmulPeak(): number {

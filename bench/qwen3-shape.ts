@@ -12,6 +12,21 @@ export interface Qwen3Shape {
   vocab: number;
 }
 
+/** The shape the benches' --hidden, --layers, --heads, --kv-heads, --head-dim, --intermediate and --vocab flags give. */
+export function shapeFromFlags(
+  num: (flag: 'hidden' | 'layers' | 'heads' | 'kv-heads' | 'head-dim' | 'intermediate' | 'vocab') => number,
+): Qwen3Shape {
+  return {
+    hidden: num('hidden'),
+    layers: num('layers'),
+    heads: num('heads'),
+    kvHeads: num('kv-heads'),
+    headDim: num('head-dim'),
+    intermediate: num('intermediate'),
+    vocab: num('vocab'),
+  };
+}
+
 export function qwen3Config(s: Qwen3Shape, dtype: DType) {
   return {
     architectures: ['Qwen3ForCausalLM'],
