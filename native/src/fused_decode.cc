@@ -492,20 +492,20 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   return result;
 }
 
-// fusedSamplingPrepare(device): compiles and loads sample_rows (and the other row kernels) now.
+// fusedSamplingPrepare(device): compiles and loads sample_rows (its program holds the other row kernels too) now.
 Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) {
   rowKernel(info[0].As<Napi::Number>().Int32Value(), "sample_rows", nullptr);
   return info.Env().Undefined();
 }
 
-// fusedDecodePrepare(device, headDim): compiles and loads the three kernels now (not while a CUDA
-// graph is captured).
+// fusedDecodePrepare(device, headDim): compiles and loads the decode trunk's kernels now (not while a
+// CUDA graph is captured); sampleRows has its own (fusedSamplingPrepare), as every CUDA engine samples with it.
 Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
   const int device = info[0].As<Napi::Number>().Int32Value();
   const int headDim = info[1].As<Napi::Number>().Int32Value();
   TORCH_CHECK(headDim == 64 || headDim == 128 || headDim == 256, kWho, ": head dim must be 64, 128 or 256, got ",
               headDim);
-  for (const char* name : {"add_rms_norm", "silu_mul", "sample_rows", "gemv_rows"}) rowKernel(device, name, nullptr);
+  for (const char* name : {"add_rms_norm", "silu_mul", "gemv_rows"}) rowKernel(device, name, nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
 }
