@@ -15,8 +15,12 @@ describe('Engine fuseWeights', () => {
     it(`${family}: stacked weights give the separate weights' greedy ids and logprobs`, async () => {
       const model = createCausalLM(tinyConfig(family, { initializer_range: 0.1 }), { seed: 9 });
       if (family === 'qwen2')
+        // inside one scope, so the temporary is freed here and not by a later GC's finalizer (which
+        // would move the live-tensor count this test checks)
         torch.noGrad(() =>
-          model.layer(0).qBias!.copy_(torch.scope(() => torch.randn([model.layer(0).qBias!.size(0)]).mul(0.5))),
+          torch.scope(() => {
+            model.layer(0).qBias!.copy_(torch.randn([model.layer(0).qBias!.size(0)]).mul(0.5));
+          }),
         );
       const before = torch.liveTensors();
       const plain = new Engine(model, { maxBatchSize: 4, maxLength: 64, eosTokenIds: [], fuseWeights: false });
