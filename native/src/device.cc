@@ -2,6 +2,8 @@
 // device-generic allocator interface, so one source builds with and without CUDA.
 #include <ATen/Parallel.h>
 #include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Event.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/cuda.h>
 
 #include "handles.h"
@@ -29,6 +31,29 @@ class SynchronizeWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
 };
 
+// Waits off the main thread for an event recorded on a device's current stream: the work queued
+// before it is done, whatever was queued after. The engine waits for one decode step this way while
+// the next one already runs.
+class FenceWorker : public Napi::AsyncWorker {
+ public:
+  FenceWorker(Napi::Env env, c10::Event event)
+      : Napi::AsyncWorker(env), event_(std::move(event)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      event_.synchronize();
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  c10::Event event_;
+  Napi::Promise::Deferred deferred_;
+};
+
 Napi::Value CudaIsAvailable(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), torch::cuda::is_available());
 }
@@ -48,6 +73,24 @@ Napi::Value CudaSynchronize(const Napi::CallbackInfo& info) {
 Napi::Value CudaSynchronizeAsync(const Napi::CallbackInfo& info) {
   int device = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1;
   auto* worker = new SynchronizeWorker(info.Env(), device);
+  worker->Queue();
+  return worker->Promise();
+}
+
+// cudaFenceAsync(device) -> Promise: records an event on the device's current stream now and
+// resolves once the device has reached it.
+Napi::Value CudaFenceAsync(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!torch::cuda::is_available()) throw Napi::Error::New(env, "cudaFenceAsync: CUDA is not available in this process");
+  auto index = static_cast<c10::DeviceIndex>(info[0].As<Napi::Number>().Int32Value());
+  c10::Device device(c10::DeviceType::CUDA, index);
+  c10::Event event(c10::DeviceType::CUDA);
+  try {
+    event.record(c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device));
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, std::string("cudaFenceAsync: ") + e.what());
+  }
+  auto* worker = new FenceWorker(env, std::move(event));
   worker->Queue();
   return worker->Promise();
 }
@@ -118,6 +161,7 @@ void registerDevice(Napi::Env env, Napi::Object exports) {
   exportFunction<CudaDeviceCount>(env, exports, "cudaDeviceCount");
   exportFunction<CudaSynchronize>(env, exports, "cudaSynchronize");
   exportFunction<CudaSynchronizeAsync>(env, exports, "cudaSynchronizeAsync");
+  exportFunction<CudaFenceAsync>(env, exports, "cudaFenceAsync");
   exportFunction<CudaMemoryStats>(env, exports, "cudaMemoryStats");
   exportFunction<CudaMemoryInfo>(env, exports, "cudaMemoryInfo");
   exportFunction<CudaResetPeak>(env, exports, "cudaResetPeak");

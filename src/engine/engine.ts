@@ -42,6 +42,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as torch from '../torch/index.js';
 import type { Tensor } from '../torch/index.js';
+import { cudaIndex } from '../torch/device.js';
 import { AgentR1Error, UserError } from '../errors.js';
 import type { CausalLM } from '../models/causal-lm.js';
 import { PackedBatch } from '../models/packing.js';
@@ -105,6 +106,14 @@ export interface EngineOptions {
   gpuMemoryUtilization?: number;
   /** The cache's size in bytes, instead of `gpuMemoryUtilization` (vLLM's kv_cache_memory_bytes). */
   kvCacheBytes?: number;
+  /**
+   * Queue each decode step before reading the previous one's tokens (vLLM's async_scheduling), so
+   * the host's work of a step (reading tokens, finishing requests, building the next inputs) runs
+   * while the device computes. The step feeds each row the token the previous step left on the
+   * device. A request that ends on a stop token has one more token computed, and dropped. Admitting
+   * requests and preempting wait for the step in flight. The same tokens either way. Default false.
+   */
+  asyncScheduling?: boolean;
 }
 
 /** The engine could not run a request (the message says why); other requests go on. */
@@ -130,6 +139,17 @@ interface Request {
   resolve(r: GenerateResult): void;
   reject(e: unknown): void;
   cleanup(): void;
+}
+
+/** A decode step queued on the device and not read yet (asyncScheduling). */
+interface StepInFlight {
+  reqs: Request[];
+  /** Each request's row in the step. */
+  rows: Map<Request, number>;
+  /** Resolves when the device has done the step and the copy of its tokens. */
+  ready: Promise<void>;
+  read(): { ids: number[]; logprobs: number[] };
+  enqueued: number;
 }
 
 /** Requests prefilled together as one sequence: the first holds the prefix's blocks, the others share them. */
@@ -288,6 +308,8 @@ export class Engine implements Generator, Disposable {
   /** The steps' static inputs (the graphs read them too). */
   private readonly inputs: StepInputs;
   private loopDone: Promise<void> | null = null;
+  /** Whether decode steps are queued ahead of reading the previous one (asyncScheduling). */
+  readonly asyncScheduling: boolean;
   private releaseWhenIdle = false;
   private disposed = false;
   private readonly counters = {
@@ -386,11 +408,13 @@ export class Engine implements Generator, Disposable {
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
     // sampleTokens' one-kernel path on CUDA, loaded before any graph captures it
     if (model.device !== 'cpu' && torch.hasFusedDecodeKernels()) torch.prepareSampleRows(model.device);
+    this.asyncScheduling = o.asyncScheduling ?? false;
     this.inputs = new StepInputs({
       maxBatch: this.maxBatchSize,
       maxWidth: this.maxWidth,
       vocabSize: spec.vocabSize,
       device: model.device,
+      runAhead: this.asyncScheduling,
     });
     this.cache = this.newCache();
   }
@@ -582,6 +606,7 @@ export class Engine implements Generator, Disposable {
     await tick(); // let requests that arrive together be admitted together
     // the model may have been updated (an optimizer step) since the engine last ran
     if (!this.disposed) this.fused?.refresh();
+    if (this.asyncScheduling) return this.loopAhead();
     while (!this.disposed && (this.waiting.length > 0 || this.running.length > 0)) {
       for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
       this.cache ??= this.newCache();
@@ -597,6 +622,89 @@ export class Engine implements Generator, Disposable {
       const decoding = batch.requests.filter((r) => !r.done);
       if (decoding.length) await this.runStep(decoding, () => this.decode(decoding));
       await tick();
+    }
+  }
+
+  /**
+   * The scheduler with asyncScheduling: as `loop`, but a decode step of the running sequences is
+   * queued while the previous one is still in flight, and that one is read after. It waits for the
+   * step in flight first when requests wait to be admitted or the blocks the next step needs are not
+   * free (preempting needs every token read). Sequences that reach their length with the step in
+   * flight do not decode again.
+   */
+  private async loopAhead(): Promise<void> {
+    let inFlight: StepInFlight | null = null;
+    try {
+      while (!this.disposed && (this.waiting.length > 0 || this.running.length > 0 || inFlight)) {
+        for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
+        this.cache ??= this.newCache();
+        if (inFlight && (this.waiting.length > 0 || this.blocksShort())) {
+          await this.land(inFlight);
+          inFlight = null;
+        }
+        const batch = this.reserveDecodeSlots();
+        const groups = batch.preempted ? [] : this.admit();
+        this.counters.peakBlocksUsed = Math.max(this.counters.peakBlocksUsed, this.pool.numUsed);
+        if (groups.length) {
+          await this.runStep(
+            groups.flatMap((g) => g.members),
+            () => this.prefill(groups),
+          );
+        }
+        const pending: StepInFlight | null = inFlight;
+        const decoding: Request[] = batch.requests.filter((r) => !r.done && !this.endsWith(r, pending));
+        const next: StepInFlight | null = decoding.length ? this.queueDecode(decoding, pending) : null;
+        if (pending) await this.land(pending);
+        inFlight = next;
+        await tick();
+      }
+    } finally {
+      // disposed with a step in flight: its requests have ended; let the device finish it
+      if (inFlight) await inFlight.ready.catch(() => {});
+    }
+  }
+
+  /** Whether some running sequence needs a new block for its next token and none is free. */
+  private blocksShort(): boolean {
+    let needed = 0;
+    for (const r of this.running) if (r.cached >= r.blocks.length * this.blockSize) needed++;
+    return needed > this.pool.numFree;
+  }
+
+  /** Whether `r` reaches its length with the token of the step in flight (it then decodes no more). */
+  private endsWith(r: Request, inFlight: StepInFlight | null): boolean {
+    const n = r.tokens.length + (inFlight?.rows.has(r) ? 1 : 0);
+    return n >= r.maxTokens || r.prompt.length + n >= this.maxLength;
+  }
+
+  /** Queues a decode step of `reqs` (rows of `previous` feed the token it leaves on the device) and the copy of its tokens; returns it in flight. */
+  private queueDecode(reqs: Request[], previous: StepInFlight | null): StepInFlight | null {
+    try {
+      const started = performance.now();
+      const read = torch.noGrad(() =>
+        torch.scope(() => this.inputs.readBack(this.decode(reqs, (r) => previous?.rows.get(r) ?? -1))),
+      );
+      const device = this.model.device;
+      const ready = device === 'cpu' ? Promise.resolve() : torch.cuda.fenceAsync(cudaIndex(device));
+      const enqueued = performance.now();
+      this.counters.hostSeconds += (enqueued - started) / 1000;
+      return { reqs, rows: new Map(reqs.map((r, i) => [r, i])), ready, read, enqueued };
+    } catch (e) {
+      for (const r of reqs) this.fail(r, e);
+      return null;
+    }
+  }
+
+  /** Waits for a step in flight and gives each of its requests its token (those that ended meanwhile drop theirs). */
+  private async land(step: StepInFlight): Promise<void> {
+    try {
+      await step.ready;
+      const { ids, logprobs } = step.read();
+      this.counters.deviceWaitSeconds += (performance.now() - step.enqueued) / 1000;
+      this.counters.steps++;
+      step.reqs.forEach((r, i) => this.append(r, ids[i], logprobs[i]));
+    } catch (e) {
+      for (const r of step.reqs) this.fail(r, e);
     }
   }
 
@@ -794,7 +902,8 @@ export class Engine implements Generator, Disposable {
     }
   }
 
-  private decode(reqs: Request[]): { tokens: Tensor; logprobs: Tensor } {
+  /** One decode step of `reqs`; `from` (asyncScheduling): the row of the step in flight whose token a request feeds, or -1. */
+  private decode(reqs: Request[], from?: (r: Request) => number): { tokens: Tensor; logprobs: Tensor } {
     const device = this.model.device;
     const B = reqs.length;
     this.counters.decodeSteps++;
@@ -805,8 +914,11 @@ export class Engine implements Generator, Disposable {
     // width, so it runs at the widest, one graph per batch size (and sampling features).
     const W =
       device === 'cpu' ? needed : this.decodeAttention === 'paged' ? this.maxWidth : graphWidth(needed, this.maxWidth);
+    const feeds = from ? reqs.map(from) : undefined;
     const rows: DecodeRows = {
-      ids: reqs.map((r) => r.tokens[r.tokens.length - 1]),
+      // a row fed from the step in flight has no token on the host yet: its id here is unused
+      ids: reqs.map((r, i) => (feeds && feeds[i] >= 0 ? 0 : r.tokens[r.tokens.length - 1])),
+      ...(feeds ? { from: feeds } : {}),
       positions: reqs.map((r) => r.cached),
       slots: reqs.map((r) => this.slotOf(r.blocks, r.cached)),
       blocks: reqs.map((r) => r.blocks),

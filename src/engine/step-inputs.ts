@@ -9,6 +9,13 @@
 // graph samples every batch and its replay returns token ids and logprobs. The counter of each
 // row's random number (the position of the token it draws: its position + 1) is computed on the
 // device from the positions buffer.
+//
+// With `runAhead` (the engine's async scheduling) a step can be queued before the host has read the
+// previous step's tokens: each step leaves its tokens in a device buffer, and a row's `from` names
+// the row of the previous step whose token it feeds (the host's id is used where it is -1). Uploads
+// then go through pinned host memory without waiting for the stream, and `readBack` queues the
+// copy of a step's tokens and logprobs to pinned memory; each has two buffers used in turn, as a
+// buffer is written again only two steps later, after the host has waited for the step between.
 import * as torch from '../torch/index.js';
 import type { Device, Tensor } from '../torch/index.js';
 import type { KVCache } from './kv-cache.js';
@@ -31,6 +38,8 @@ export interface DecodeRows {
   positions: readonly number[];
   /** The cache slot its key and value go to. */
   slots: readonly number[];
+  /** With runAhead: the row of the previous decode step whose token this row feeds instead of `ids` (-1: `ids`). */
+  from?: readonly number[];
   /** Each row's block ids in order (a row may hold fewer than the step's width). */
   blocks: readonly (readonly number[])[];
   /** The step's block-table width. */
@@ -38,11 +47,12 @@ export interface DecodeRows {
   sampling: readonly RowSettings[];
 }
 
-// Rows of the per-row fields [FIELDS, maxBatch]: these three, then the sampling settings.
+// Rows of the per-row fields [FIELDS, maxBatch]: these four, then the sampling settings.
 const IDS = 0;
 const POSITIONS = 1;
 const SLOTS = 2;
-const SAMPLING = 3;
+const FROM = 3;
+const SAMPLING = 4;
 const FIELDS = SAMPLING + SAMPLING_FIELDS;
 
 /** Static step inputs for batches of up to `maxBatch` rows and block tables up to `maxWidth` wide. */
@@ -52,12 +62,27 @@ export class StepInputs implements Disposable {
   /** The same layout on the device, float64. */
   private readonly staged: Tensor;
   private readonly fields: Tensor;
+  /** With runAhead: the last decode step's token ids [maxBatch] (int64, on the device). */
+  private readonly lastTokens: Tensor | null;
+  /** With runAhead on CUDA: pinned staging, and pinned token ids and logprobs of a step, two of each used in turn. */
+  private readonly pinned: { staging: Tensor[]; tokens: Tensor[]; logprobs: Tensor[] } | null;
+  private uploads = 0;
+  private readBacks = 0;
 
-  constructor(private readonly o: { maxBatch: number; maxWidth: number; vocabSize: number; device: Device }) {
+  constructor(
+    private readonly o: { maxBatch: number; maxWidth: number; vocabSize: number; device: Device; runAhead?: boolean },
+  ) {
     const size = FIELDS * o.maxBatch + o.maxBatch * o.maxWidth;
     this.host = new Float64Array(size);
     this.staged = torch.keep(torch.zeros([size], { dtype: 'float64', device: o.device }));
     this.fields = torch.keep(torch.scope(() => this.staged.narrow(0, 0, FIELDS * o.maxBatch).view(FIELDS, o.maxBatch)));
+    this.lastTokens = o.runAhead ? torch.keep(torch.zeros([o.maxBatch], { dtype: 'int64', device: o.device })) : null;
+    const pin = o.runAhead && o.device !== 'cpu';
+    const two = (n: number, dtype: 'float64' | 'int64' | 'float32') =>
+      [0, 1].map(() => torch.keep(torch.empty([n], { dtype, pinMemory: true })));
+    this.pinned = pin
+      ? { staging: two(size, 'float64'), tokens: two(o.maxBatch, 'int64'), logprobs: two(o.maxBatch, 'float32') }
+      : null;
   }
 
   /**
@@ -80,6 +105,7 @@ export class StepInputs implements Disposable {
       h[IDS * maxBatch + i] = rows.ids[r];
       h[POSITIONS * maxBatch + i] = rows.positions[r];
       h[SLOTS * maxBatch + i] = rows.slots[r];
+      h[FROM * maxBatch + i] = rows.from?.[r] ?? -1;
       writeSettings(h, SAMPLING * maxBatch, maxBatch, i, rows.sampling[r]);
       const blocks = rows.blocks[r];
       const n = Math.min(blocks.length, width);
@@ -107,11 +133,40 @@ export class StepInputs implements Disposable {
     return samplingFeatures(sampling, this.o.vocabSize);
   }
 
-  /** The host staging's first `n` values to the device: one copy. */
+  /** The host staging's first `n` values to the device: one copy (with runAhead on CUDA, queued from pinned memory). */
   private upload(n: number): void {
     torch.scope(() => {
-      this.staged.narrow(0, 0, n).copy_(torch.tensor(this.host.subarray(0, n)));
+      const values = torch.tensor(this.host.subarray(0, n));
+      if (!this.pinned) {
+        this.staged.narrow(0, 0, n).copy_(values);
+        return;
+      }
+      const pinned = this.pinned.staging[this.uploads++ % 2].narrow(0, 0, n).copy_(values);
+      this.staged.narrow(0, 0, n).copy_(pinned, { nonBlocking: true });
     });
+  }
+
+  /**
+   * Queues the copy of a step's token ids and logprobs to the host and returns how to read them once
+   * the stream has done it (at once on the CPU). With runAhead on CUDA they go to pinned memory
+   * without waiting; call `read` before the step after next is read back.
+   */
+  readBack(out: { tokens: Tensor; logprobs: Tensor }): () => { ids: number[]; logprobs: number[] } {
+    const n = out.tokens.size(0);
+    if (!this.pinned) {
+      const ids = torch.scope(() => out.tokens.to('cpu').toArray());
+      const logprobs = torch.scope(() => out.logprobs.to('cpu').toArray());
+      return () => ({ ids, logprobs });
+    }
+    const k = this.readBacks++ % 2;
+    const tokens = this.pinned.tokens[k];
+    const logprobs = this.pinned.logprobs[k];
+    torch.scope(() => {
+      tokens.narrow(0, 0, n).copy_(out.tokens, { nonBlocking: true });
+      logprobs.narrow(0, 0, n).copy_(out.logprobs.to('float32'), { nonBlocking: true });
+    });
+    return () =>
+      torch.scope(() => ({ ids: tokens.narrow(0, 0, n).toArray(), logprobs: logprobs.narrow(0, 0, n).toArray() }));
   }
 
   /** The int64 field `f` of the first `n` rows. */
@@ -145,20 +200,29 @@ export class StepInputs implements Disposable {
   ): { tokens: Tensor; logprobs: Tensor } {
     const { bucket, width } = o;
     const tables = this.staged.narrow(0, FIELDS * this.o.maxBatch, bucket * width).view(bucket, width);
+    let ids = this.ints(IDS, bucket);
+    if (this.lastTokens) {
+      const from = this.ints(FROM, bucket);
+      ids = torch.where(from.ge(0), this.lastTokens.indexSelect(0, from.clamp(0)), ids);
+    }
     const logits = decodeStep(m, cache, {
-      ids: this.ints(IDS, bucket),
+      ids,
       positions: this.ints(POSITIONS, bucket),
       slots: this.ints(SLOTS, bucket),
       blockTables: tables.to('int64'),
       attention: o.attention,
       fusedKernels: o.fusedKernels,
     });
-    return this.sample(logits, o.features);
+    const out = this.sample(logits, o.features);
+    this.lastTokens?.narrow(0, 0, bucket).copy_(out.tokens);
+    return out;
   }
 
   dispose(): void {
     this.fields.dispose();
     this.staged.dispose();
+    this.lastTokens?.dispose();
+    if (this.pinned) for (const t of Object.values(this.pinned).flat()) t.dispose();
   }
   [Symbol.dispose](): void {
     this.dispose();

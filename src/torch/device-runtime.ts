@@ -8,6 +8,11 @@ export const cuda = {
   synchronize: (device = -1): void => native.cudaSynchronize(device),
   /** Waits for the device off the main thread: the event loop keeps running meanwhile. */
   synchronizeAsync: (device = -1): Promise<void> => native.cudaSynchronizeAsync(device),
+  /**
+   * Marks the work queued so far on `device`'s current stream and waits, off the main thread, until
+   * the device has done it; work queued after the call may still run. (An event recorded and synchronized.)
+   */
+  fenceAsync: (device = 0): Promise<void> => native.cudaFenceAsync(device),
   /** Caching-allocator statistics in bytes. */
   memoryStats: (device = 0): CudaMemoryStats => native.cudaMemoryStats(device),
   /** The device's free and total memory in bytes, as the driver reports them (cudaMemGetInfo). */

@@ -46,8 +46,9 @@ export function ones(shape: number[], opts: TensorOptions = {}): Tensor {
 export function full(shape: number[], value: number | boolean, opts: TensorOptions = {}): Tensor {
   return finish(op.full(shape, value, dt(opts), null, dev(opts), null), opts);
 }
-export function empty(shape: number[], opts: TensorOptions = {}): Tensor {
-  return finish(op.empty(shape, dt(opts, 'float32'), null, dev(opts), null, null), opts);
+/** `pinMemory`: page-locked host memory (needs CUDA), which a non-blocking copy to or from a CUDA device leaves to the stream. */
+export function empty(shape: number[], opts: TensorOptions & { pinMemory?: boolean } = {}): Tensor {
+  return finish(op.empty(shape, dt(opts, 'float32'), null, dev(opts), opts.pinMemory ? true : null, null), opts);
 }
 /** Values start, start+step, ... below end (int64 for integer arguments, like Python). */
 export function arange(start: number, end?: number, step = 1, opts: TensorOptions = {}): Tensor {

@@ -53,6 +53,7 @@ export interface NativeBinding {
   cudaDeviceCount(): number;
   cudaSynchronize(device?: number): void;
   cudaSynchronizeAsync(device?: number): Promise<void>;
+  cudaFenceAsync(device: number): Promise<void>;
   cudaMemoryStats(device: number): CudaMemoryStats;
   cudaMemoryInfo(device: number): { free: number; total: number };
   cudaResetPeak(device: number): void;

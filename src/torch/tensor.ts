@@ -649,8 +649,13 @@ export class Tensor implements Tracked, Disposable {
   zero_(): this {
     return this.inPlace(op.zero_(this));
   }
-  copy_(src: Tensor): this {
-    return this.inPlace(op.copy_(this, src, false));
+  /**
+   * Copies `src` into this tensor. `nonBlocking`: between pinned host memory and a CUDA device the
+   * copy is queued on the stream and the call returns at once (the host must leave the pinned memory
+   * alone until the stream has done it); otherwise it has no effect.
+   */
+  copy_(src: Tensor, opts: { nonBlocking?: boolean } = {}): this {
+    return this.inPlace(op.copy_(this, src, opts.nonBlocking ?? false));
   }
   add_(other: TensorOrScalar, alpha = 1): this {
     return this.inPlace(op.add_(this, other, alpha));
