@@ -4,7 +4,8 @@
 // head_dim 128, intermediate 3072, vocab 151936, tied embeddings; bf16). Decode tokens/s is
 //   batch * (new_tokens - 1) / (time(new_tokens) - time(1))
 // so the prefill and the first token cancel out; the end-to-end tokens/s (prefill included) is
-// printed too. The engine replays CUDA graphs unless --enforce-eager.
+// printed too. The engine replays CUDA graphs unless --enforce-eager; --async-scheduling queues each
+// decode step before reading the previous one.
 //
 // --suite: issue 10's five points in one run (Qwen3-0.6B shape, prompt 128, 256 new, batch 1, 64,
 // 256; Qwen3-4B shape, prompt 512, 128 new, batch 1, 64), each against the hand-written PyTorch
@@ -50,6 +51,8 @@ const { values: a } = parseArgs({
     'enforce-eager': { type: 'boolean', default: false },
     // the models' trunk instead of the fused decode kernels (to measure what they bring)
     'no-fused-kernels': { type: 'boolean', default: false },
+    // each decode step queued before the previous one is read (the engine's asyncScheduling)
+    'async-scheduling': { type: 'boolean', default: false },
     // the engine's cache budget (vLLM's gpu_memory_utilization); its blocks and bytes are printed
     'gpu-memory-utilization': { type: 'string', default: '0.5' },
     // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
@@ -118,6 +121,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     decodeAttention: a['decode-attention'] as DecodeAttention,
     enforceEager: a['enforce-eager'],
     fusedDecodeKernels: a['no-fused-kernels'] ? false : undefined,
+    asyncScheduling: a['async-scheduling'],
     gpuMemoryUtilization: num('gpu-memory-utilization'),
     blockSize: a['block-size'] ? num('block-size') : undefined,
   });
@@ -165,6 +169,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     cuda_graphs: graphs,
     decode_attention: engine.decodeAttention,
     fused_kernels: engine.fusedKernels,
+    async_scheduling: engine.asyncScheduling,
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),
@@ -259,6 +264,7 @@ if (a.suite) {
           x !== '--reference' &&
           x !== '--enforce-eager' &&
           x !== '--no-fused-kernels' &&
+          x !== '--async-scheduling' &&
           !['--decode-attention', '--gpu-memory-utilization', '--block-size'].some((f) => x.startsWith(f)),
       );
     const r = spawnSync(benchPython(), [script, ...argv], { encoding: 'utf8', maxBuffer: 1 << 26 });

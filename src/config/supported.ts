@@ -299,6 +299,19 @@ export const LIMITS: readonly Limit[] = [
     },
     example: ['actor_rollout_ref.rollout.name=vllm'],
   },
+  {
+    keys: ['actor_rollout_ref.rollout.async_scheduling', 'actor_rollout_ref.rollout.name'],
+    check: (cfg) =>
+      configAt(cfg, 'actor_rollout_ref.rollout.async_scheduling') === true &&
+      configAt(cfg, 'actor_rollout_ref.rollout.name') !== null
+        ? "actor_rollout_ref.rollout.async_scheduling is the in-process engine's; with rollout servers start them with it (vLLM's --async-scheduling) and leave it false here"
+        : undefined,
+    example: [
+      'actor_rollout_ref.rollout.async_scheduling=true',
+      'actor_rollout_ref.rollout.name=vllm',
+      'actor_rollout_ref.rollout.server_urls=[http://localhost:8000]',
+    ],
+  },
   only('actor_rollout_ref.rollout.mode', ['async'], 'agent flows always run asynchronously', REMOVE, 'sync'),
   only(
     'actor_rollout_ref.rollout.tensor_model_parallel_size',

@@ -105,11 +105,14 @@ export class DecodeGraphs implements Disposable {
         fusedKernels: this.o.fusedKernels,
       });
     // One eager run first (lazy initialisation of kernels and handles happens outside the capture);
-    // it writes the same keys and values the replay writes.
+    // it writes the same keys and values the replay writes, and its tokens are not kept (with
+    // asyncScheduling the replay feeds from the previous step's).
     torch.noGrad(() =>
-      torch.scope(() => {
-        body();
-      }),
+      this.inputs.keepingLastTokens(() =>
+        torch.scope(() => {
+          body();
+        }),
+      ),
     );
     const graph = new torch.CUDAGraph();
     try {

@@ -174,6 +174,22 @@ export class StepInputs implements Disposable {
     return this.fields.select(0, f).narrow(0, 0, n).to('int64');
   }
 
+  /**
+   * Runs `fn` (a step run for its side effects only, as a graph's warm-up before capture) and puts the
+   * last decode step's tokens back as they were, so the step that follows still feeds from them.
+   */
+  keepingLastTokens(fn: () => void): void {
+    const saved = this.lastTokens ? torch.keep(torch.scope(() => this.lastTokens!.clone())) : null;
+    try {
+      fn();
+    } finally {
+      if (saved) {
+        this.lastTokens!.copy_(saved);
+        saved.dispose();
+      }
+    }
+  }
+
   /** Token ids [n] and logprobs [n] drawn from logits [n, V] by the first n rows filled, with features `f`. */
   sample(logits: Tensor, f: SamplingFeatures): { tokens: Tensor; logprobs: Tensor } {
     const n = logits.size(0);

@@ -353,6 +353,58 @@ describe('CUDA graphs', { skip }, () => {
   });
 });
 
+describe('async scheduling on CUDA', { skip }, () => {
+  for (const enforceEager of [false, true])
+    it(`a bf16 engine (paged decode, fused kernels${enforceEager ? ', eager' : ', CUDA graphs'}) queues steps ahead and gives the tokens of step-by-step scheduling: stop tokens, lengths, sampled rows, a request arriving mid-batch`, async () => {
+      const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: 64 }), {
+        seed: 7,
+        device: 'cuda:0',
+        dtype: 'bfloat16',
+      });
+      const before = torch.liveTensors();
+      const o = { maxBatchSize: 8, maxLength: 128, enforceEager };
+      const probe = new Engine(model, { ...o, eosTokenIds: [] });
+      const plain = await Promise.all(PROMPTS.map((p) => probe.generate(p, { maxTokens: 30, temperature: 0 })));
+      probe.dispose();
+      // stop tokens that end two of the rows early, mid-batch
+      const eos = [plain[0].tokenIds[6], plain[2].tokenIds[11]];
+      const sync = new Engine(model, { ...o, eosTokenIds: eos });
+      const ahead = new Engine(model, { ...o, eosTokenIds: eos, asyncScheduling: true });
+      const settings = [
+        { temperature: 0, maxTokens: 30 },
+        { temperature: 1, seed: 3, maxTokens: 25 },
+        { temperature: 0, maxTokens: 30 },
+        { temperature: 0.8, seed: 2 ** 40 + 1, maxTokens: 13 },
+      ];
+      const run = async (e: Engine) => {
+        const first = PROMPTS.map((p, i) => e.generate(p, settings[i]));
+        // one more request once the others have decoded a few steps: the step in flight is read first
+        while (e.stats.decodeSteps < 5) await new Promise((r) => setImmediate(r));
+        const late = e.generate(PROMPTS[1], { temperature: 0, maxTokens: 20 });
+        return Promise.all([...first, late]);
+      };
+      const a = await run(sync);
+      const b = await run(ahead);
+      assert.ok(
+        a.some((x) => x.finishReason === 'stop'),
+        'a row stopped early',
+      );
+      assert.deepEqual(
+        b.map((x) => x.tokenIds),
+        a.map((x) => x.tokenIds),
+      );
+      b.forEach((x, i) =>
+        assert.ok(Math.max(0, ...x.logprobs!.map((v, j) => Math.abs(v - a[i].logprobs![j]))) < 1e-2, `row ${i}`),
+      );
+      assert.equal(ahead.usesCudaGraphs, !enforceEager);
+      assert.equal(ahead.stats.generatedTokens, sync.stats.generatedTokens);
+      sync.dispose();
+      ahead.dispose();
+      assert.equal(torch.liveTensors(), before);
+      model.dispose();
+    });
+});
+
 describe('fused decode kernels', { skip }, () => {
   const dev = 'cuda:0' as const;
   /** bf16 a against b: at least `exact` of the elements equal, none more than `maxSteps` bf16 rounding steps apart. */

@@ -158,4 +158,56 @@ describe('StepInputs', () => {
     m.invFreq.dispose();
     model.dispose();
   });
+
+  it("runAhead: rows fed from the previous step's tokens on the device decode as with those ids given; a warm-up run leaves them be", () => {
+    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1 }), { seed: 8 });
+    const m = generationModel(model);
+    const V = model.spec.vocabSize;
+    const greedy = rowSettings({ temperature: 0 }, V);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        const shape = { numLayers: model.spec.numLayers, numBlocks: 4, blockSize: 4 };
+        const heads = { numKvHeads: model.spec.numKvHeads, headDim: model.spec.headDim };
+        using cache = new KVCache({ ...shape, ...heads }, { dtype: 'float32', device: 'cpu' });
+        using ahead = new StepInputs({ maxBatch: 4, maxWidth: 2, vocabSize: V, device: 'cpu', runAhead: true });
+        using plain = new StepInputs({ maxBatch: 4, maxWidth: 2, vocabSize: V, device: 'cpu' });
+        // three rows at position 0 of their own block, then each at position 1
+        const step = (inputs: StepInputs, ids: number[], position: number, from?: number[]) => {
+          const rows = {
+            ids,
+            ...(from ? { from } : {}),
+            positions: ids.map(() => position),
+            slots: ids.map((_, i) => i * 4 + position),
+            blocks: ids.map((_, i) => [i]),
+            width: 2,
+            sampling: ids.map(() => greedy),
+          };
+          const features = inputs.fillDecode(rows, ids.length);
+          const out = inputs.decode(m, cache, { bucket: ids.length, width: 2, features, attention: 'sdpa' });
+          return { tokens: out.tokens.toArray(), logprobs: out.logprobs.toArray() };
+        };
+        const first = step(ahead, [11, 22, 33], 0);
+        // a warm-up step over other ids (as before a graph capture): its tokens are not kept
+        let warm: number[] = [];
+        ahead.keepingLastTokens(() => {
+          warm = step(ahead, [44, 55, 66], 0).tokens;
+        });
+        assert.notDeepEqual(warm, first.tokens, 'the warm-up drew other tokens');
+        step(ahead, [11, 22, 33], 0); // the cache as the first step left it
+        ahead.keepingLastTokens(() => step(ahead, [44, 55, 66], 0));
+        step(plain, [11, 22, 33], 0);
+        // rows 0 and 2 feed from the last step (its rows 0 and 2), row 1 takes its id from the host
+        const fed = step(ahead, [0, 7, 0], 1, [0, -1, 2]);
+        step(plain, [11, 22, 33], 0);
+        const given = step(plain, [first.tokens[0], 7, first.tokens[2]], 1);
+        assert.deepEqual(fed.tokens, given.tokens);
+        assert.deepEqual(fed.logprobs, given.logprobs);
+        // and it matters: the host's zeros give other logprobs
+        const zeros = step(plain, [0, 7, 0], 1);
+        assert.notDeepEqual(zeros.logprobs, given.logprobs);
+      }),
+    );
+    m.invFreq.dispose();
+    model.dispose();
+  });
 });
