@@ -608,21 +608,30 @@ export class Engine implements Generator, Disposable {
     if (!this.disposed) this.fused?.refresh();
     if (this.asyncScheduling) return this.loopAhead();
     while (!this.disposed && (this.waiting.length > 0 || this.running.length > 0)) {
-      for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
-      this.cache ??= this.newCache();
-      const batch = this.reserveDecodeSlots();
-      const groups = batch.preempted ? [] : this.admit();
-      this.counters.peakBlocksUsed = Math.max(this.counters.peakBlocksUsed, this.pool.numUsed);
-      if (groups.length) {
-        await this.runStep(
-          groups.flatMap((g) => g.members),
-          () => this.prefill(groups),
-        );
-      }
-      const decoding = batch.requests.filter((r) => !r.done);
+      const decoding = (await this.admitAndPrefill()).filter((r) => !r.done);
       if (decoding.length) await this.runStep(decoding, () => this.decode(decoding));
       await tick();
     }
+  }
+
+  /**
+   * A step's scheduling before its decode: ends aborted requests, takes the cache again if it was
+   * released, reserves the running sequences' next slots (preempting if it must), admits and prefills
+   * waiting requests unless something was preempted. Returns the sequences that decode this step.
+   */
+  private async admitAndPrefill(): Promise<Request[]> {
+    for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
+    this.cache ??= this.newCache();
+    const batch = this.reserveDecodeSlots();
+    const groups = batch.preempted ? [] : this.admit();
+    this.counters.peakBlocksUsed = Math.max(this.counters.peakBlocksUsed, this.pool.numUsed);
+    if (groups.length) {
+      await this.runStep(
+        groups.flatMap((g) => g.members),
+        () => this.prefill(groups),
+      );
+    }
+    return batch.requests;
   }
 
   /**
@@ -636,23 +645,12 @@ export class Engine implements Generator, Disposable {
     let inFlight: StepInFlight | null = null;
     try {
       while (!this.disposed && (this.waiting.length > 0 || this.running.length > 0 || inFlight)) {
-        for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
-        this.cache ??= this.newCache();
         if (inFlight && (this.waiting.length > 0 || this.blocksShort())) {
           await this.land(inFlight);
           inFlight = null;
         }
-        const batch = this.reserveDecodeSlots();
-        const groups = batch.preempted ? [] : this.admit();
-        this.counters.peakBlocksUsed = Math.max(this.counters.peakBlocksUsed, this.pool.numUsed);
-        if (groups.length) {
-          await this.runStep(
-            groups.flatMap((g) => g.members),
-            () => this.prefill(groups),
-          );
-        }
         const pending: StepInFlight | null = inFlight;
-        const decoding: Request[] = batch.requests.filter((r) => !r.done && !this.endsWith(r, pending));
+        const decoding: Request[] = (await this.admitAndPrefill()).filter((r) => !r.done && !this.endsWith(r, pending));
         const next: StepInFlight | null = decoding.length ? this.queueDecode(decoding, pending) : null;
         if (pending) await this.land(pending);
         inFlight = next;

@@ -16,13 +16,8 @@ import {
   type SamplingParams,
 } from '../../src/engine/index.js';
 
-const PROMPTS = [
-  [5, 17, 99, 3, 250, 41, 8, 8, 200, 13, 77, 1],
-  [9, 120, 33, 4, 61],
-  [2, 240, 180, 7, 7, 90, 31, 150, 11],
-  [42],
-  [100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120],
-];
+// prompts of 12, 5, 9, 1 and 21 tokens
+const PROMPTS = [12, 5, 9, 1, 21].map((n, i) => Array.from({ length: n }, (_, j) => (37 * i + 11 * j + 5) % 256));
 
 type Job = { prompt: number[]; sampling: SamplingParams; delaySteps?: number; abortAfterMs?: number };
 
