@@ -1,5 +1,8 @@
 // Devices, RNG seeds, threads, and device memory statistics. Uses libtorch's
 // device-generic allocator interface, so one source builds with and without CUDA.
+#include <functional>
+#include <memory>
+
 #include <ATen/Parallel.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/Event.h>
@@ -11,14 +14,17 @@
 namespace agent_r1 {
 namespace {
 
-class SynchronizeWorker : public Napi::AsyncWorker {
+// Runs a blocking wait for the device off the main thread and settles a promise when it returns,
+// so the event loop keeps serving I/O meanwhile: a whole-device synchronize, or an event recorded
+// on a stream (the engine waits for one decode step that way while the next one already runs).
+class DeviceWaitWorker : public Napi::AsyncWorker {
  public:
-  SynchronizeWorker(Napi::Env env, int device)
-      : Napi::AsyncWorker(env), device_(device), deferred_(Napi::Promise::Deferred::New(env)) {}
+  DeviceWaitWorker(Napi::Env env, std::function<void()> wait)
+      : Napi::AsyncWorker(env), wait_(std::move(wait)), deferred_(Napi::Promise::Deferred::New(env)) {}
   Napi::Promise Promise() { return deferred_.Promise(); }
   void Execute() override {
     try {
-      torch::cuda::synchronize(device_);
+      wait_();
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -27,32 +33,15 @@ class SynchronizeWorker : public Napi::AsyncWorker {
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
  private:
-  int device_;
+  std::function<void()> wait_;
   Napi::Promise::Deferred deferred_;
 };
 
-// Waits off the main thread for an event recorded on a device's current stream: the work queued
-// before it is done, whatever was queued after. The engine waits for one decode step this way while
-// the next one already runs.
-class FenceWorker : public Napi::AsyncWorker {
- public:
-  FenceWorker(Napi::Env env, c10::Event event)
-      : Napi::AsyncWorker(env), event_(std::move(event)), deferred_(Napi::Promise::Deferred::New(env)) {}
-  Napi::Promise Promise() { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      event_.synchronize();
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
-  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
-  c10::Event event_;
-  Napi::Promise::Deferred deferred_;
-};
+Napi::Value waitOffThread(Napi::Env env, std::function<void()> wait) {
+  auto* worker = new DeviceWaitWorker(env, std::move(wait));
+  worker->Queue();
+  return worker->Promise();
+}
 
 Napi::Value CudaIsAvailable(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), torch::cuda::is_available());
@@ -72,9 +61,7 @@ Napi::Value CudaSynchronize(const Napi::CallbackInfo& info) {
 // Waits for the device off the main thread, so the event loop keeps serving I/O.
 Napi::Value CudaSynchronizeAsync(const Napi::CallbackInfo& info) {
   int device = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : -1;
-  auto* worker = new SynchronizeWorker(info.Env(), device);
-  worker->Queue();
-  return worker->Promise();
+  return waitOffThread(info.Env(), [device] { torch::cuda::synchronize(device); });
 }
 
 // cudaFenceAsync(device) -> Promise: records an event on the device's current stream now and
@@ -84,15 +71,14 @@ Napi::Value CudaFenceAsync(const Napi::CallbackInfo& info) {
   if (!torch::cuda::is_available()) throw Napi::Error::New(env, "cudaFenceAsync: CUDA is not available in this process");
   auto index = static_cast<c10::DeviceIndex>(info[0].As<Napi::Number>().Int32Value());
   c10::Device device(c10::DeviceType::CUDA, index);
-  c10::Event event(c10::DeviceType::CUDA);
+  // shared: the wait's std::function must be copyable, and c10::Event is move-only
+  auto event = std::make_shared<c10::Event>(c10::DeviceType::CUDA);
   try {
-    event.record(c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device));
+    event->record(c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device));
   } catch (const std::exception& e) {
     throw Napi::Error::New(env, std::string("cudaFenceAsync: ") + e.what());
   }
-  auto* worker = new FenceWorker(env, std::move(event));
-  worker->Queue();
-  return worker->Promise();
+  return waitOffThread(env, [event] { event->synchronize(); });
 }
 
 c10::DeviceAllocator* cudaAllocator(Napi::Env env) {
