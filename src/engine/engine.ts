@@ -665,14 +665,23 @@ export class Engine implements Generator, Disposable {
   /** Whether some running sequence needs a new block for its next token and none is free. */
   private blocksShort(): boolean {
     let needed = 0;
-    for (const r of this.running) if (r.cached >= r.blocks.length * this.blockSize) needed++;
+    for (const r of this.running) if (this.needsBlock(r)) needed++;
     return needed > this.pool.numFree;
+  }
+
+  /** Whether the next token of `r` goes past its blocks (it needs another). */
+  private needsBlock(r: Request): boolean {
+    return r.cached >= r.blocks.length * this.blockSize;
+  }
+
+  /** Whether `r` is at its length (maxTokens, or the engine's maxLength) once it holds `tokens` tokens. */
+  private atLength(r: Request, tokens: number): boolean {
+    return tokens >= r.maxTokens || r.prompt.length + tokens >= this.maxLength;
   }
 
   /** Whether `r` reaches its length with the token of the step in flight (it then decodes no more). */
   private endsWith(r: Request, inFlight: StepInFlight | null): boolean {
-    const n = r.tokens.length + (inFlight?.rows.has(r) ? 1 : 0);
-    return n >= r.maxTokens || r.prompt.length + n >= this.maxLength;
+    return this.atLength(r, r.tokens.length + (inFlight?.rows.has(r) ? 1 : 0));
   }
 
   /** Queues a decode step of `reqs` (rows of `previous` feed the token it leaves on the device) and the copy of its tokens; returns it in flight. */
@@ -715,7 +724,7 @@ export class Engine implements Generator, Disposable {
     let preempted = false;
     for (let i = 0; i < this.running.length; i++) {
       const r = this.running[i];
-      if (r.cached < r.blocks.length * this.blockSize) continue;
+      if (!this.needsBlock(r)) continue;
       let block = this.pool.allocate(1);
       while (!block) {
         const victim = this.running[this.running.length - 1];
@@ -830,7 +839,7 @@ export class Engine implements Generator, Disposable {
       const text = this.tokenizer.decode(r.tokens);
       if (r.sampling.stop.some((s) => s.length > 0 && text.includes(s))) return 'stop';
     }
-    if (r.tokens.length >= r.maxTokens || r.prompt.length + r.tokens.length >= this.maxLength) return 'length';
+    if (this.atLength(r, r.tokens.length)) return 'length';
     if (r.aborted) return 'abort';
     return undefined;
   }
