@@ -9,7 +9,6 @@
 import * as torch from '../src/torch/index.js';
 import type { Tensor } from '../src/torch/index.js';
 
-const flash = torch.aten('_flash_attention_forward');
 const dev = 'cuda:0' as const;
 const BS = 16;
 // name, query heads, KV heads, head dim, layers, batch, cached tokens (prompt + half the new tokens)
@@ -72,27 +71,16 @@ for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS) {
       const cuQ = torch.arange(0, B + 1, 1, { dtype: 'int32', device: dev });
       const cuK = torch.arange(0, (B + 1) * ctx, ctx, { dtype: 'int32', device: dev });
       const seqused = torch.full([B], ctx, { dtype: 'int32', device: dev });
-      const ref = time(L, (l) => {
-        const [out, ...rest] = flash(
-          q,
-          dense[l].k,
-          dense[l].v,
+      const ref = time(L, (l) =>
+        torch.flashAttentionVarlen(q, dense[l].k, dense[l].v, {
           cuQ,
           cuK,
-          1,
-          ctx,
-          0.0,
-          false,
-          false,
+          maxQ: 1,
+          maxK: ctx,
           scale,
-          null,
-          null,
-          seqused,
-          null,
-        ) as (Tensor | null)[];
-        for (const t of rest) t?.dispose();
-        return out!;
-      });
+          sequsedK: seqused,
+        }),
+      );
       const bytes = 2 * B * ctx * Hkv * D * 2;
       console.log(
         JSON.stringify({

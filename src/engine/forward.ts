@@ -32,8 +32,6 @@ import { UserError } from '../errors.js';
 import type { KVCache } from './kv-cache.js';
 import { fusedDecodeHidden } from './fused-decode.js';
 
-const flashForward = torch.aten('_flash_attention_forward');
-
 /** What generation reads of a model: the trunk's parameters by role, and the lm_head. */
 export interface GenerationModel extends TrunkWeights {
   lmHead: Tensor;
@@ -214,27 +212,21 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
     // [numBlocks, blockSize, Hkv, D] read in place, or [B, L, Hkv, D] gathered
     const c = columns ? cache.gather(layer, columns) : cache.blocks(layer);
     if (flashArgs) {
-      const [out, ...rest] = flashForward(
+      return torch.flashAttentionVarlen(
         q,
         columns ? c.k.view(B * L, spec.numKvHeads, spec.headDim) : c.k,
         columns ? c.v.view(B * L, spec.numKvHeads, spec.headDim) : c.v,
-        flashArgs.cuQ,
-        flashArgs.cuK,
-        1,
-        L,
-        0.0,
-        false,
-        false,
-        scale,
-        null,
-        null,
-        flashArgs.seqused,
-        null,
-        // only a libtorch whose flash takes a block table is given one (2.11's takes one argument fewer)
-        ...(flashArgs.blockTable ? [flashArgs.blockTable] : []),
-      ) as (Tensor | null)[];
-      for (const t of rest) t?.dispose();
-      return out!;
+        {
+          cuQ: flashArgs.cuQ,
+          cuK: flashArgs.cuK,
+          maxQ: 1,
+          maxK: L,
+          scale,
+          sequsedK: flashArgs.seqused,
+          // only a libtorch whose flash takes a block table is given one (flashTakesBlockTable)
+          blockTable: flashArgs.blockTable,
+        },
+      );
     }
     const out = torch.scaledDotProductAttention(q.unsqueeze(2), c.k.transpose(1, 2), c.v.transpose(1, 2), {
       attnMask: mask,

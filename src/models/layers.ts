@@ -21,7 +21,6 @@ export function rmsNorm(x: Tensor, weight: Tensor, eps: number): Tensor {
 const op = {
   powScalar: torch.aten('pow', 'Scalar'),
   embedding: torch.aten('embedding'),
-  flash: torch.aten('_flash_attention_forward'),
 };
 
 /** Inverse frequencies [headDim/2] in float32, computed with the same ops and order as transformers. */
@@ -107,21 +106,14 @@ export function packedAttention(
 ): Tensor {
   if (usesFlashAttention(backend, q.device, q.dtype, q.size(-1))) {
     const cu = batch.cuSeqlensTensor(q.device);
-    const [out, ...rest] = op.flash(
-      q,
-      k,
-      v,
-      cu,
-      cu,
-      batch.maxSeqlen,
-      batch.maxSeqlen,
-      0.0,
-      true,
-      false,
+    return torch.flashAttentionVarlen(q, k, v, {
+      cuQ: cu,
+      cuK: cu,
+      maxQ: batch.maxSeqlen,
+      maxK: batch.maxSeqlen,
+      causal: true,
       scale,
-    ) as (Tensor | null)[];
-    for (const t of rest) t?.dispose();
-    return out!;
+    });
   }
   const gqa = q.size(1) !== k.size(1);
   const outs: Tensor[] = [];

@@ -32,6 +32,7 @@ export {
   linear,
   embedding,
   scaledDotProductAttention,
+  flashAttentionVarlen,
   rmsNorm,
   layerNorm,
   crossEntropy,
@@ -41,6 +42,7 @@ export {
   softmax,
   logSoftmax,
   type SdpaOptions,
+  type FlashVarlenOptions,
 } from './nn.js';
 export { noGrad, enableGrad, noGradGuard, isGradEnabled, setGradEnabled, backward, grad } from './autograd.js';
 export {

@@ -11,6 +11,7 @@ const op = {
   linear: aten('linear'),
   embedding: aten('embedding'),
   sdpa: aten('scaled_dot_product_attention'),
+  flash: aten('_flash_attention_forward'),
   rmsNorm: aten('rms_norm'),
   layerNorm: aten('layer_norm'),
   crossEntropy: aten('cross_entropy_loss'),
@@ -50,6 +51,46 @@ export interface SdpaOptions {
 /** Scaled dot-product attention over [B, H, L, D] (flash/efficient kernels on CUDA). */
 export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, o: SdpaOptions = {}): Tensor {
   return op.sdpa(q, k, v, o.attnMask ?? null, o.dropoutP ?? 0, !!o.isCausal, o.scale ?? null, !!o.enableGqa);
+}
+export interface FlashVarlenOptions {
+  /** Cumulative query and key lengths [B + 1] (int32): row b's queries and keys start at cuQ[b], cuK[b]. */
+  cuQ: Tensor;
+  cuK: Tensor;
+  maxQ: number;
+  maxK: number;
+  causal?: boolean;
+  scale: number;
+  /** Keys each row uses [B] (int32), when fewer than cuK gives. */
+  sequsedK?: Tensor | null;
+  /** Each row's cache blocks [B, W] (int32), keys and values being [numBlocks, blockSize, Hkv, D]; only
+   *  for a libtorch whose flash attention takes one (2.11's takes one argument fewer). */
+  blockTable?: Tensor | null;
+}
+/**
+ * Flash attention's varlen forward (CUDA, 16-bit): q [Tq, Hq, D] over k, v [Tk, Hkv, D] (GQA native),
+ * rows delimited by cuQ and cuK -> [Tq, Hq, D]; the kernel's other outputs are freed.
+ */
+export function flashAttentionVarlen(q: Tensor, k: Tensor, v: Tensor, o: FlashVarlenOptions): Tensor {
+  const [out, ...rest] = op.flash(
+    q,
+    k,
+    v,
+    o.cuQ,
+    o.cuK,
+    o.maxQ,
+    o.maxK,
+    0.0,
+    !!o.causal,
+    false,
+    o.scale,
+    null,
+    null,
+    o.sequsedK ?? null,
+    null,
+    ...(o.blockTable ? [o.blockTable] : []),
+  ) as (Tensor | null)[];
+  for (const t of rest) t?.dispose();
+  return out!;
 }
 /** RMSNorm over the last dimension (libtorch's fused kernel where it has one). */
 export function rmsNorm(x: Tensor, weight: Tensor | null, eps: number): Tensor {
