@@ -4,8 +4,9 @@
 // head_dim 128, intermediate 3072, vocab 151936, tied embeddings; bf16). Decode tokens/s is
 //   batch * (new_tokens - 1) / (time(new_tokens) - time(1))
 // so the prefill and the first token cancel out; the end-to-end tokens/s (prefill included) is
-// printed too. The engine replays CUDA graphs unless --enforce-eager; --async-scheduling queues each
-// decode step before reading the previous one.
+// printed too. The engine replays CUDA graphs unless --enforce-eager; --scheduling async queues each
+// decode step before reading the previous one, --scheduling step reads each before the next (default:
+// the engine's, async on CUDA).
 //
 // --suite: issue 10's five points in one run (Qwen3-0.6B shape, prompt 128, 256 new, batch 1, 64,
 // 256; Qwen3-4B shape, prompt 512, 128 new, batch 1, 64), each against the hand-written PyTorch
@@ -51,8 +52,9 @@ const { values: a } = parseArgs({
     'enforce-eager': { type: 'boolean', default: false },
     // the models' trunk instead of the fused decode kernels (to measure what they bring)
     'no-fused-kernels': { type: 'boolean', default: false },
-    // each decode step queued before the previous one is read (the engine's asyncScheduling)
-    'async-scheduling': { type: 'boolean', default: false },
+    // async: each decode step queued before the previous one is read (the engine's asyncScheduling);
+    // step: each read before the next; default: the engine's (async on CUDA, step on the CPU)
+    scheduling: { type: 'string' },
     // the engine's cache budget (vLLM's gpu_memory_utilization); its blocks and bytes are printed
     'gpu-memory-utilization': { type: 'string', default: '0.5' },
     // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
@@ -69,6 +71,10 @@ const { values: a } = parseArgs({
   },
 });
 const num = (k: keyof typeof a) => Number(a[k]);
+if (a.scheduling !== undefined && a.scheduling !== 'async' && a.scheduling !== 'step') {
+  console.error(`--scheduling must be async or step, got '${a.scheduling}'`);
+  process.exit(2);
+}
 const device = (a.device ?? (torch.cuda.isAvailable() ? 'cuda:0' : 'cpu')) as Device;
 const cuda = device !== 'cpu';
 const dtype = a.dtype as DType;
@@ -121,7 +127,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     decodeAttention: a['decode-attention'] as DecodeAttention,
     enforceEager: a['enforce-eager'],
     fusedDecodeKernels: a['no-fused-kernels'] ? false : undefined,
-    asyncScheduling: a['async-scheduling'],
+    asyncScheduling: a.scheduling === undefined ? undefined : a.scheduling === 'async',
     gpuMemoryUtilization: num('gpu-memory-utilization'),
     blockSize: a['block-size'] ? num('block-size') : undefined,
   });
@@ -242,11 +248,11 @@ if (a.suite) {
     const x = refs[i];
     r.reference = x;
     const tps = r.decode_tokens_per_s as number;
-    const graph = x ? (x.graph_tokens_per_s as number) : NaN;
-    r.ratio_vs_graph_reference = +(tps / graph).toFixed(3);
+    const graph = x ? (x.graph_tokens_per_s as number) : undefined;
+    if (graph) r.ratio_vs_graph_reference = +(tps / graph).toFixed(3);
     r.fraction_of_roofline = +(tps / (r.roofline_tokens_per_s as number)).toFixed(3);
     rows.push(
-      `| ${r.shape} | ${r.batch} | ${tps} | ${x?.eager_tokens_per_s ?? '-'} | ${graph} | ${r.roofline_tokens_per_s} | ${r.ratio_vs_graph_reference}x | ${(100 * (r.fraction_of_roofline as number)).toFixed(0)}% |`,
+      `| ${r.shape} | ${r.batch} | ${tps} | ${x?.eager_tokens_per_s ?? '-'} | ${graph ?? '-'} | ${r.roofline_tokens_per_s} | ${graph ? `${r.ratio_vs_graph_reference}x` : '-'} | ${(100 * (r.fraction_of_roofline as number)).toFixed(0)}% |`,
     );
   });
   console.log(JSON.stringify({ bench: 'engine-decode-suite', copy_bytes_per_s: Math.round(bw), points: ours }));
@@ -264,8 +270,9 @@ if (a.suite) {
           x !== '--reference' &&
           x !== '--enforce-eager' &&
           x !== '--no-fused-kernels' &&
-          x !== '--async-scheduling' &&
-          !['--decode-attention', '--gpu-memory-utilization', '--block-size'].some((f) => x.startsWith(f)),
+          !['--decode-attention', '--gpu-memory-utilization', '--block-size', '--scheduling'].some((f) =>
+            x.startsWith(f),
+          ),
       );
     const r = spawnSync(benchPython(), [script, ...argv], { encoding: 'utf8', maxBuffer: 1 << 26 });
     const lines = (r.stdout ?? '').trim().split('\n');

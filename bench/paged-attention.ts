@@ -2,8 +2,12 @@
 // blocks in a scrambled order through block tables) against flash-attention varlen over a dense
 // per-row cache (what bench/decode_graph_reference.py's PyTorch step runs), at the shapes of the
 // decode suite. Each call attends one query token per row over `ctx` cached tokens; `layers`
-// separate caches are cycled so the L2 cache does not hold one layer's keys between calls.
-// Prints per point the microseconds per call and the bytes of keys and values read per second.
+// separate caches are cycled so the L2 cache does not hold one layer's keys between calls. The
+// calls of all layers are captured in one CUDA graph and replayed, as the engine's decode step is:
+// timed eagerly, a call of a few microseconds measures its launch from JS instead.
+// Prints per point the microseconds per call and the bytes of keys and values read per second, for
+// the kernel's own choice of splits (each sequence's tokens cut into ranges, one thread block each)
+// and for each fixed number of splits (1: one block per KV head and sequence, as before splits).
 //
 // GPU:   node .devexp/native/paged-attention.mjs     (bundled as bench/model-train.ts says)
 import * as torch from '../src/torch/index.js';
@@ -14,6 +18,9 @@ const BS = 16;
 // name, query heads, KV heads, head dim, layers, batch, cached tokens (prompt + half the new tokens)
 const POINTS: [string, number, number, number, number, number, number][] = [
   ['0.6b', 16, 8, 128, 28, 1, 256],
+  // the gsm8k_tool e2e step's tail: a tool call's second turn decoding alone
+  ['0.6b', 16, 8, 128, 28, 1, 850],
+  ['0.6b', 16, 8, 128, 28, 8, 256],
   ['0.6b', 16, 8, 128, 28, 64, 256],
   ['0.6b', 16, 8, 128, 28, 256, 256],
   ['0.6b', 16, 8, 128, 28, 256, 440],
@@ -21,23 +28,32 @@ const POINTS: [string, number, number, number, number, number, number][] = [
   ['4b', 32, 8, 128, 36, 64, 576],
 ];
 const REPEATS = 10;
+const PASSES = 5;
+const SPLITS = [1, 2, 4, 8, 16, 32, 64];
 
-/** Seconds per call of `f(layer)`, cycling the layers, best of REPEATS passes over all layers. */
+/** Seconds per call of `f(layer)`: one CUDA graph of a pass over all layers, best of REPEATS replays (each of PASSES passes). */
 function time(layers: number, f: (layer: number) => Tensor): number {
-  torch.scope(() => {
-    for (let l = 0; l < layers; l++) f(l); // warm-up: kernels loaded, allocator primed
-  });
+  const pass = () => {
+    for (let l = 0; l < layers; l++) f(l);
+  };
+  torch.scope(pass); // warm-up: kernels loaded, allocator primed
   torch.cuda.synchronize();
-  let best = Infinity;
-  for (let r = 0; r < REPEATS; r++) {
-    torch.scope(() => {
+  const graph = new torch.CUDAGraph();
+  try {
+    graph.capture(() => torch.scope(pass), { device: dev });
+    graph.replay();
+    torch.cuda.synchronize();
+    let best = Infinity;
+    for (let r = 0; r < REPEATS; r++) {
       const t0 = performance.now();
-      for (let l = 0; l < layers; l++) f(l);
+      for (let p = 0; p < PASSES; p++) graph.replay();
       torch.cuda.synchronize();
-      best = Math.min(best, (performance.now() - t0) / 1e3 / layers);
-    });
+      best = Math.min(best, (performance.now() - t0) / 1e3 / layers / PASSES);
+    }
+    return best;
+  } finally {
+    graph.dispose();
   }
-  return best;
 }
 
 if (!torch.cuda.isAvailable()) throw new Error('bench/paged-attention.ts runs on CUDA');
@@ -63,9 +79,12 @@ for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS) {
         v: torch.randn([numBlocks * BS, Hkv, D], { device: dev }).to('bfloat16'),
       }));
       const scale = 1 / Math.sqrt(D);
-      const ours = time(L, (l) =>
-        torch.pagedDecodeAttention(q, paged[l].k, paged[l].v, tables, positions, { blockSize: BS, scale }),
-      );
+      const run = (splits: number) =>
+        time(L, (l) =>
+          torch.pagedDecodeAttention(q, paged[l].k, paged[l].v, tables, positions, { blockSize: BS, scale, splits }),
+        );
+      const ours = run(0);
+      const bySplits = Object.fromEntries(SPLITS.map((n) => [n, +(run(n) * 1e6).toFixed(1)]));
       // the reference's layout: each row's ctx tokens contiguous, read with seqused_k
       const dense = paged.map((c) => ({ k: c.k.narrow(0, 0, B * ctx), v: c.v.narrow(0, 0, B * ctx) }));
       const cuQ = torch.arange(0, B + 1, 1, { dtype: 'int32', device: dev });
@@ -92,6 +111,7 @@ for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS) {
           kv_heads: Hkv,
           head_dim: D,
           ours_us: +(ours * 1e6).toFixed(1),
+          ours_us_by_splits: bySplits,
           flash_dense_us: +(ref * 1e6).toFixed(1),
           ratio_vs_flash: +(ref / ours).toFixed(3),
           ours_gb_per_s: Math.round(bytes / ours / 1e9),

@@ -7,9 +7,14 @@
 //
 // The kernel is CUDA C compiled at run time by NVRTC for the device it runs on (nvrtc.cc: no CUDA
 // compiler is needed to build the addon) and launched on the current stream, so it can be captured
-// in a CUDA graph. One thread block per (KV head, sequence): its half-warps split the tokens, each
-// keeping an online softmax per query head (float32), and their partial results are merged in
-// shared memory. bf16 only.
+// in a CUDA graph. One thread block per (KV head, sequence, split): its half-warps split the
+// tokens, each keeping an online softmax per query head (float32), and their partial results are
+// merged in shared memory. bf16 only.
+//
+// Splits (flash-decoding): with few sequences, (KV head, sequence) blocks alone leave most SMs
+// idle (8 blocks at batch 1 of Qwen3: 8 of 132 SMs, about 130 GB/s of the cache read). Each
+// sequence's tokens are then cut into `splits` equal ranges, one block each, which write their
+// unnormalised sums with their maximum and denominator; a second kernel merges the splits.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -17,8 +22,10 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "nvrtc.h"
 #endif
@@ -27,6 +34,9 @@ namespace agent_r1 {
 namespace {
 
 #ifdef AGENT_R1_CUDA
+
+// The most splits of one sequence's tokens (pagedDecodeAttention's `splits`).
+constexpr int kMaxSplits = 64;
 
 // HEAD_DIM and GROUP (query heads per KV head) come in as -D defines. Each half-warp (16 lanes)
 // takes one token at a time, a lane PER = HEAD_DIM / 16 of its values (16-byte loads at head dim
@@ -73,14 +83,21 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
     const bf16* __restrict__ vc,                 // same
     const long long* __restrict__ tables,        // [B, W] block ids
     const long long* __restrict__ positions,     // [B]: attend over [0, position]
-    bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM]
-    int W, int blockSize, int Hkv, float scale) {
+    bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM] (splits == 1)
+    int W, int blockSize, int Hkv, float scale,
+    int splits,                                  // blockIdx.z's range
+    float* __restrict__ partSums,                // [B, Hkv * GROUP, splits, HEAD_DIM] (splits > 1)
+    float* __restrict__ partStats) {             // [B, Hkv * GROUP, splits, 2]: maximum, denominator
   extern __shared__ float shared[];
-  const int h = blockIdx.x, b = blockIdx.y;
+  const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int half = lane >> 4, sub = lane & 15;  // which half-warp, and the lane within it
   const int halves = 2 * warps, me = 2 * warp + half;
-  const int len = (int)positions[b] + 1;
+  // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
+  const int seqLen = (int)positions[b] + 1;
+  const int chunk = (seqLen + splits - 1) / splits;
+  const int first = split * chunk;
+  const int len = min(seqLen, first + chunk);
   const int Hq = Hkv * GROUP;
   float qr[GROUP][PER], acc[GROUP][PER], m[GROUP], l[GROUP];
 #pragma unroll
@@ -98,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
   const size_t rowStride = (size_t)Hkv * HEAD_DIM;
   const size_t headOffset = (size_t)h * HEAD_DIM + sub * PER;
   // the loop bound is the warp's, so both halves run every iteration and every shuffle is convergent
-  for (int base = warp * 2 * UNROLL; base < len; base += warps * 2 * UNROLL) {
+  for (int base = first + warp * 2 * UNROLL; base < len; base += warps * 2 * UNROLL) {
     Raw kr[UNROLL], vr[UNROLL];
     bool ok[UNROLL];
 #pragma unroll
@@ -170,25 +187,60 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
     float M = NEG_INF;
     for (int w = 0; w < halves; w++) M = fmaxf(M, sM[w * GROUP + g]);
     float L = 0.f, A = 0.f;
-    for (int w = 0; w < halves; w++) {
-      const float f = __expf(sM[w * GROUP + g] - M);  // a half-warp with no tokens: exp(-inf) = 0
-      L += sL[w * GROUP + g] * f;
-      A += sAcc[(w * GROUP + g) * HEAD_DIM + d] * f;
+    // M = -inf only in a split past a short sequence's end (no tokens at all): its sums stay 0
+    if (M != NEG_INF) {
+      for (int w = 0; w < halves; w++) {
+        const float f = __expf(sM[w * GROUP + g] - M);  // a half-warp with no tokens: exp(-inf) = 0
+        L += sL[w * GROUP + g] * f;
+        A += sAcc[(w * GROUP + g) * HEAD_DIM + d] * f;
+      }
     }
-    out[((size_t)b * Hq + h * GROUP + g) * HEAD_DIM + d] = toBf16(A / L);
+    const size_t head = (size_t)b * Hq + h * GROUP + g;
+    if (splits == 1) {
+      out[head * HEAD_DIM + d] = toBf16(A / L);
+    } else {
+      const size_t part = head * splits + split;
+      partSums[part * HEAD_DIM + d] = A;
+      if (d == 0) {
+        partStats[2 * part] = M;
+        partStats[2 * part + 1] = L;
+      }
+    }
   }
+}
+
+// The splits of each (sequence, query head) merged: grid (Hq, B), HEAD_DIM threads.
+extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
+                                              bf16* __restrict__ out, int splits) {
+  const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+  const float* stats = partStats + 2 * head * splits;
+  float M = NEG_INF;
+  for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
+  float L = 0.f, A = 0.f;
+  for (int s = 0; s < splits; s++) {
+    if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
+    const float f = __expf(stats[2 * s] - M);
+    L += stats[2 * s + 1] * f;
+    A += partSums[(head * splits + s) * HEAD_DIM + threadIdx.x] * f;
+  }
+  out[head * HEAD_DIM + threadIdx.x] = toBf16(A / L);
 }
 )CUDA";
 
 // The kernel for (device, head dim, group size), allowed the most shared memory the device has
 // (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
-void* kernelFor(int device, int headDim, int group, cudaStream_t stream) {
+struct Kernels {
+  void* attention;
+  void* merge;
+};
+Kernels kernelsFor(int device, int headDim, int group, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
-  void* function = nvrtc::kernel(device, source.c_str(), "paged_decode_attention",
-                                 {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group)}, stream,
-                                 "pagedDecodeAttention");
-  nvrtc::allowMaxSharedBytes(function, device, "pagedDecodeAttention");
-  return function;
+  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group)};
+  void* attention =
+      nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
+  nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
+  void* merge = nvrtc::kernel(device, source.c_str(), "paged_decode_merge", defines, stream, "pagedDecodeAttention");
+  return {attention, merge};
 }
 
 void checkArgs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& tables,
@@ -214,7 +266,8 @@ void checkArgs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, co
               "pagedDecodeAttention: query heads must be a multiple (at most 8) of KV heads");
 }
 
-// pagedDecodeAttention(q, kCache, vCache, blockTables, positions, blockSize, scale) -> out [B, Hq, D]
+// pagedDecodeAttention(q, kCache, vCache, blockTables, positions, blockSize, scale, splits) -> out [B, Hq, D]
+// (splits: of each sequence's tokens, 0 for the choice below)
 Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& q = unwrapTensor(env, info[0], "q");
@@ -224,13 +277,16 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   const at::Tensor& positions = unwrapTensor(env, info[4], "positions");
   int blockSize = info[5].As<Napi::Number>().Int32Value();
   float scale = info[6].As<Napi::Number>().FloatValue();
+  int splits = info[7].IsUndefined() ? 0 : info[7].As<Napi::Number>().Int32Value();
+  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "pagedDecodeAttention: splits must be 0 (the default choice) to ",
+              kMaxSplits, ", got ", splits);
   checkArgs(q, k, v, tables, positions);
   TORCH_CHECK(blockSize > 0 && k.size(0) % blockSize == 0, "pagedDecodeAttention: bad block size ", blockSize);
   const int B = static_cast<int>(q.size(0)), Hq = static_cast<int>(q.size(1)), D = static_cast<int>(q.size(2));
   int Hkv = static_cast<int>(k.size(1)), W = static_cast<int>(tables.size(1));
   const int G = Hq / Hkv;
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(q.get_device()).stream();
-  void* function = kernelFor(q.get_device(), D, G, stream);
+  const Kernels kernels = kernelsFor(q.get_device(), D, G, stream);
   at::Tensor out = at::empty_like(q);
   if (B == 0) return wrapTensor(env, out);
   // Few (KV head, sequence) blocks: more warps per block to split each sequence's tokens, until about 8
@@ -252,8 +308,22 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
                 "'; unset it for the default choice");
     return std::stoi(v);
   }();
+  // Splits only where (KV head, sequence) blocks would leave most SMs idle (fewer than a quarter of
+  // them): then about one block per SM, each split at least 64 of the longest sequence's tokens (W
+  // blocks). Fixed by the shapes, so a CUDA graph replays it. Measured in CUDA graphs on the H200
+  // (bench/results/h200-paged-attention.log): at 8 blocks (batch 1 of Qwen3's 8 KV heads), 850
+  // tokens, 16 splits take 9.4 us against 18.3 us unsplit; at 64 blocks and more, splits only add.
+  if (splits == 0) {
+    const int64_t blocks = static_cast<int64_t>(B) * Hkv;
+    splits = 1;
+    if (4 * blocks < limits.first) {
+      const int64_t wanted = (limits.first + blocks - 1) / blocks;
+      const int64_t byLength = (static_cast<int64_t>(W) * blockSize + 63) / 64;
+      splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({wanted, byLength, kMaxSplits})));
+    }
+  }
   int warps = 4;
-  while (warps < 16 && static_cast<int64_t>(B) * Hkv * warps < 8 * limits.first) warps *= 2;
+  while (splits == 1 && warps < 16 && static_cast<int64_t>(B) * Hkv * warps < 8 * limits.first) warps *= 2;
   if (forcedWarps) warps = forcedWarps;
   while (warps > 1 && sharedFor(warps) > static_cast<size_t>(limits.second)) warps /= 2;
   const unsigned shared = static_cast<unsigned>(sharedFor(warps));
@@ -263,16 +333,28 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   const void* tp = tables.data_ptr();
   const void* pp = positions.data_ptr();
   void* op = out.data_ptr();
-  void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &blockSize, &Hkv, &scale};
-  nvrtc::launch(function, dim3(Hkv, B), dim3(32 * warps), shared, stream, args, "pagedDecodeAttention");
+  at::Tensor partSums, partStats;
+  if (splits > 1) {
+    partSums = at::empty({B, Hq, splits, D}, q.options().dtype(at::kFloat));
+    partStats = at::empty({B, Hq, splits, 2}, q.options().dtype(at::kFloat));
+  }
+  void* sp = splits > 1 ? partSums.data_ptr() : nullptr;
+  void* stp = splits > 1 ? partStats.data_ptr() : nullptr;
+  void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &blockSize, &Hkv, &scale, &splits, &sp, &stp};
+  nvrtc::launch(kernels.attention, dim3(Hkv, B, splits), dim3(32 * warps), shared, stream, args,
+                "pagedDecodeAttention");
+  if (splits > 1) {
+    void* mergeArgs[] = {&sp, &stp, &op, &splits};
+    nvrtc::launch(kernels.merge, dim3(Hq, B), dim3(D), 0, stream, mergeArgs, "pagedDecodeAttention");
+  }
   return wrapTensor(env, out);
 }
 
 // pagedDecodeAttentionPrepare(device, headDim, group): compiles and loads the kernel now (not
 // during a CUDA graph capture, where loading a module is not allowed).
 Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
-  kernelFor(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
-            info[2].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
+  kernelsFor(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
+             info[2].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
   return info.Env().Undefined();
 }
 

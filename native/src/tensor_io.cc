@@ -1,4 +1,5 @@
 // Tensors in and out of JavaScript memory, and what a tensor is (dtype, device, shape).
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 
@@ -98,6 +99,13 @@ Napi::Value SameTensor(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl());
 }
 
+// dataPtr(tensor) -> the address of its first element, as a number (exact: addresses are below 2^53).
+Napi::Value DataPtr(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& t = unwrapTensor(env, info[0], "dataPtr");
+  return Napi::Number::New(env, static_cast<double>(reinterpret_cast<uintptr_t>(t.data_ptr())));
+}
+
 }  // namespace
 
 void registerTensorIO(Napi::Env env, Napi::Object exports) {
@@ -111,6 +119,7 @@ void registerTensorIO(Napi::Env env, Napi::Object exports) {
   exportFunction<LiveTensors>(env, exports, "liveTensors");
   exportFunction<IsTensor>(env, exports, "isTensor");
   exportFunction<SameTensor>(env, exports, "sameTensor");
+  exportFunction<DataPtr>(env, exports, "dataPtr");
 }
 
 }  // namespace agent_r1

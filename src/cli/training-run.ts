@@ -319,7 +319,7 @@ export async function trainerFromConfig(cfg: AgentR1Config, opts: TrainingRunOpt
         maxPrefillTokens: r.max_num_batched_tokens,
         gpuMemoryUtilization: r.gpu_memory_utilization,
         enforceEager: r.enforce_eager,
-        asyncScheduling: r.async_scheduling,
+        asyncScheduling: r.async_scheduling ?? undefined,
         tokenizer,
       });
       made.push(engine);

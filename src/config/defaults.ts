@@ -197,8 +197,9 @@ actor_rollout_ref:
     # true: every decode step runs op by op; false: on CUDA the engine replays one CUDA graph per batch-size bucket
     enforce_eager: false
     # the in-process engine queues each decode step before reading the previous one (vLLM's async_scheduling),
-    # so the host's work of a step runs while the device computes; the same tokens either way
-    async_scheduling: false
+    # so the host's work of a step runs while the device computes; the same tokens either way.
+    # null: on for an engine on CUDA (where it is measured faster), off on the CPU (nothing to overlap)
+    async_scheduling: null
     # release the engine's KV cache during training; it is taken again for the next rollout
     free_cache_engine: true
     tensor_model_parallel_size: 1

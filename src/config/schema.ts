@@ -196,7 +196,7 @@ export const configSchema = z.looseObject({
       gpu_memory_utilization: z.number().gt(0).max(1).describe('a number in (0, 1]'),
       ignore_eos: bool(),
       enforce_eager: bool(),
-      async_scheduling: bool(),
+      async_scheduling: bool().nullable().describe('true, false or null (null: on for an engine on CUDA)'),
       free_cache_engine: bool(),
       tensor_model_parallel_size: int(1),
       data_parallel_size: int(1),

@@ -304,7 +304,7 @@ export const LIMITS: readonly Limit[] = [
     check: (cfg) =>
       configAt(cfg, 'actor_rollout_ref.rollout.async_scheduling') === true &&
       configAt(cfg, 'actor_rollout_ref.rollout.name') !== null
-        ? "actor_rollout_ref.rollout.async_scheduling is the in-process engine's; with rollout servers start them with it (vLLM's --async-scheduling) and leave it false here"
+        ? "actor_rollout_ref.rollout.async_scheduling is the in-process engine's; with rollout servers start them with it (vLLM's --async-scheduling) and leave it null or false here"
         : undefined,
     example: [
       'actor_rollout_ref.rollout.async_scheduling=true',

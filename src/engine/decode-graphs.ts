@@ -46,24 +46,41 @@ interface Captured {
 }
 
 /**
- * The decode step of `m` over `cache`, reading `inputs`, replayed from CUDA graphs. Tied to this
- * cache's tensors: make a new one when the cache is made again.
+ * The decode step of `m` over `cache`, reading `inputs`, replayed from CUDA graphs. Tied to the
+ * addresses of this cache's tensors: a cache made again at the same addresses (the caching
+ * allocator often hands the same blocks back) is read by the same graphs (`adopt`), at others
+ * they must be made again.
  */
 export class DecodeGraphs implements Disposable {
   readonly sizes: number[];
   private readonly graphs = new Map<string, Captured>();
   private readonly pool = torch.graphPoolHandle();
   private readonly m: GenerationModel;
+  /** The cache's addresses the graphs read. */
+  private readonly addresses: number[];
 
   constructor(
     m: GenerationModel,
-    private readonly cache: KVCache,
+    private cache: KVCache,
     private readonly inputs: StepInputs,
     private readonly o: { maxBatch: number; attention: DecodeAttention; fusedKernels?: boolean },
   ) {
     // The RoPE frequencies on the device: a copy from host memory cannot be captured.
     this.m = { ...m, invFreq: torch.keep(m.invFreq.to({ device: cache.device })) };
     this.sizes = graphBatchSizes(o.maxBatch);
+    this.addresses = cache.addresses();
+  }
+
+  /** Whether `cache` (of this one's shape) lies where the graphs' cache did, so they read it as they are. */
+  fits(cache: KVCache): boolean {
+    const at = cache.addresses();
+    return at.length === this.addresses.length && at.every((a, i) => a === this.addresses[i]);
+  }
+
+  /** The graphs read `cache` from now on (and later captures too); it must `fit`. */
+  adopt(cache: KVCache): void {
+    if (!this.fits(cache)) throw new Error('DecodeGraphs.adopt: the cache does not lie where the graphs read');
+    this.cache = cache;
   }
 
   /** Graphs captured so far (one per bucket, width and features used). */

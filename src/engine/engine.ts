@@ -111,7 +111,9 @@ export interface EngineOptions {
    * the host's work of a step (reading tokens, finishing requests, building the next inputs) runs
    * while the device computes. The step feeds each row the token the previous step left on the
    * device. A request that ends on a stop token has one more token computed, and dropped. Admitting
-   * requests and preempting wait for the step in flight. The same tokens either way. Default false.
+   * requests and preempting wait for the step in flight. The same tokens either way. Default: on
+   * CUDA (1.07-1.27x the decode tokens/s on an H200, bench/results/h200-engine-decode-async.log),
+   * not on the CPU, whose device work is synchronous (nothing runs while the host works).
    */
   asyncScheduling?: boolean;
 }
@@ -179,14 +181,27 @@ export interface EngineStats {
   hostSeconds: number;
   /** Seconds spent waiting for the device to finish steps and reading their token ids back. */
   deviceWaitSeconds: number;
-  /** CUDA graphs captured (one per decode batch bucket, block-table width and sampling features; again after a new cache). */
+  /** CUDA graphs captured (one per decode batch bucket, block-table width and sampling features; again after a new cache at other addresses). */
   graphCaptures: number;
+  /** Seconds capturing them (a part of hostSeconds). */
+  captureSeconds: number;
+  /** Times a new cache landed where the released one was, so its graphs were kept instead of captured again. */
+  graphsReused: number;
+  /** Seconds in prefill steps, from building their inputs to reading their first tokens back. */
+  prefillSeconds: number;
+  /** Seconds allocating the cache (at the first request, and again after each `releaseCache`). */
+  cacheSeconds: number;
+  /** Seconds the scheduler ran: from a request arriving at an idle engine to the last one ending. */
+  busySeconds: number;
 }
 
 /**
  * The trainer's metrics of an engine's work between two `stats` snapshots (one rollout):
  * rollout/engine/decode_steps, mean_batch (rows per decode step), host_s (building and enqueueing
- * steps), device_wait_s (waiting for the device and reading token ids back) and graph_captures.
+ * steps), device_wait_s (waiting for the device and reading token ids back), graph_captures,
+ * capture_s and graphs_reused (a released cache's graphs kept for the new one), prefill_s, cache_s (allocating the cache) and busy_s (the scheduler running: the rest
+ * of a rollout's time is spent outside the engine, in flows, environments and rewards, or between
+ * turns).
  */
 export function engineMetrics(before: EngineStats, after: EngineStats): Record<string, number> {
   const steps = after.decodeSteps - before.decodeSteps;
@@ -196,6 +211,11 @@ export function engineMetrics(before: EngineStats, after: EngineStats): Record<s
     'rollout/engine/host_s': after.hostSeconds - before.hostSeconds,
     'rollout/engine/device_wait_s': after.deviceWaitSeconds - before.deviceWaitSeconds,
     'rollout/engine/graph_captures': after.graphCaptures - before.graphCaptures,
+    'rollout/engine/capture_s': after.captureSeconds - before.captureSeconds,
+    'rollout/engine/graphs_reused': after.graphsReused - before.graphsReused,
+    'rollout/engine/prefill_s': after.prefillSeconds - before.prefillSeconds,
+    'rollout/engine/cache_s': after.cacheSeconds - before.cacheSeconds,
+    'rollout/engine/busy_s': after.busySeconds - before.busySeconds,
   };
 }
 
@@ -305,12 +325,16 @@ export class Engine implements Generator, Disposable {
   /** Whether decode steps replay CUDA graphs; the graphs are made with the cache. */
   private graphsOn: boolean;
   private graphs: DecodeGraphs | null = null;
+  /** The graphs of a released cache: kept for the next cache, if it lands at the same addresses. */
+  private dormantGraphs: DecodeGraphs | null = null;
   /** The steps' static inputs (the graphs read them too). */
   private readonly inputs: StepInputs;
   private loopDone: Promise<void> | null = null;
   /** Whether decode steps are queued ahead of reading the previous one (asyncScheduling). */
   readonly asyncScheduling: boolean;
   private releaseWhenIdle = false;
+  /** When busySeconds was last counted up to (countBusy). */
+  private busyMark = 0;
   private disposed = false;
   private readonly counters = {
     steps: 0,
@@ -324,6 +348,11 @@ export class Engine implements Generator, Disposable {
     hostSeconds: 0,
     deviceWaitSeconds: 0,
     graphCaptures: 0,
+    captureSeconds: 0,
+    graphsReused: 0,
+    prefillSeconds: 0,
+    cacheSeconds: 0,
+    busySeconds: 0,
   };
 
   constructor(
@@ -408,7 +437,7 @@ export class Engine implements Generator, Disposable {
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
     // sampleTokens' one-kernel path on CUDA, loaded before any graph captures it
     if (model.device !== 'cpu' && torch.hasFusedDecodeKernels()) torch.prepareSampleRows(model.device);
-    this.asyncScheduling = o.asyncScheduling ?? false;
+    this.asyncScheduling = o.asyncScheduling ?? model.device !== 'cpu';
     this.inputs = new StepInputs({
       maxBatch: this.maxBatchSize,
       maxWidth: this.maxWidth,
@@ -470,7 +499,10 @@ export class Engine implements Generator, Disposable {
       this.releaseWhenIdle = true;
       return;
     }
-    this.graphs?.dispose(); // they read the cache's tensors
+    // The graphs read the cache's tensors at their addresses: kept (with their memory pool) in case the
+    // next cache lands there again, which saves capturing every batch bucket again each rollout.
+    this.dormantGraphs?.dispose();
+    this.dormantGraphs = this.graphs;
     this.graphs = null;
     this.cache?.dispose();
     this.cache = null;
@@ -586,9 +618,22 @@ export class Engine implements Generator, Disposable {
     );
   }
 
+  /**
+   * Adds the time since the last mark to busySeconds. The loops call it before each yield: the last
+   * request of a rollout resolves inside an iteration, and its caller reads `stats` before the loop
+   * itself ends.
+   */
+  private countBusy(): void {
+    const now = performance.now();
+    this.counters.busySeconds += (now - this.busyMark) / 1000;
+    this.busyMark = now;
+  }
+
   private start(): void {
     if (this.loopDone) return;
+    this.busyMark = performance.now();
     this.loopDone = this.loop().finally(() => {
+      this.countBusy();
       this.loopDone = null;
       if (this.releaseWhenIdle && !this.waiting.length && !this.running.length) {
         this.releaseWhenIdle = false;
@@ -610,6 +655,7 @@ export class Engine implements Generator, Disposable {
     while (!this.disposed && (this.waiting.length > 0 || this.running.length > 0)) {
       const decoding = (await this.admitAndPrefill()).filter((r) => !r.done);
       if (decoding.length) await this.runStep(decoding, () => this.decode(decoding));
+      this.countBusy();
       await tick();
     }
   }
@@ -621,15 +667,27 @@ export class Engine implements Generator, Disposable {
    */
   private async admitAndPrefill(): Promise<Request[]> {
     for (const r of [...this.running]) if (r.aborted) this.finish(r, 'abort');
-    this.cache ??= this.newCache();
+    if (!this.cache) {
+      const started = performance.now();
+      this.cache = this.newCache();
+      if (this.dormantGraphs?.fits(this.cache)) {
+        this.dormantGraphs.adopt(this.cache);
+        this.graphs = this.dormantGraphs;
+        this.counters.graphsReused++;
+      } else this.dormantGraphs?.dispose();
+      this.dormantGraphs = null;
+      this.counters.cacheSeconds += (performance.now() - started) / 1000;
+    }
     const batch = this.reserveDecodeSlots();
     const groups = batch.preempted ? [] : this.admit();
     this.counters.peakBlocksUsed = Math.max(this.counters.peakBlocksUsed, this.pool.numUsed);
     if (groups.length) {
+      const started = performance.now();
       await this.runStep(
         groups.flatMap((g) => g.members),
         () => this.prefill(groups),
       );
+      this.counters.prefillSeconds += (performance.now() - started) / 1000;
     }
     return batch.requests;
   }
@@ -654,6 +712,7 @@ export class Engine implements Generator, Disposable {
         const next: StepInFlight | null = decoding.length ? this.queueDecode(decoding, pending) : null;
         if (pending) await this.land(pending);
         inFlight = next;
+        this.countBusy();
         await tick();
       }
     } finally {
@@ -958,6 +1017,7 @@ export class Engine implements Generator, Disposable {
       fusedKernels: this.fusedKernels,
     });
     const captured = this.graphs.captured;
+    const started = performance.now();
     try {
       return this.graphs.run(rows);
     } catch (e) {
@@ -968,7 +1028,10 @@ export class Engine implements Generator, Disposable {
       this.graphsOn = false;
       return null;
     } finally {
-      this.counters.graphCaptures += (this.graphs?.captured ?? captured) - captured;
+      const captures = (this.graphs?.captured ?? captured) - captured;
+      this.counters.graphCaptures += captures;
+      // the step's own replay is in it too: a few milliseconds of the capture's seconds
+      if (captures > 0) this.counters.captureSeconds += (performance.now() - started) / 1000;
     }
   }
 
@@ -1011,6 +1074,8 @@ export class Engine implements Generator, Disposable {
     for (const r of [...this.running]) this.finish(r, 'abort');
     this.graphs?.dispose();
     this.graphs = null;
+    this.dormantGraphs?.dispose();
+    this.dormantGraphs = null;
     this.inputs.dispose();
     this.fused?.dispose();
     this.cache?.dispose();

@@ -103,6 +103,11 @@ export class KVCache implements Disposable {
     });
   }
 
+  /** Where each layer's k, then v, lies in memory (a graph captured over this cache reads those addresses). */
+  addresses(): number[] {
+    return [...this.k, ...this.v].map((t) => t.dataPtr());
+  }
+
   dispose(): void {
     for (const t of [...this.k, ...this.v]) t.dispose();
   }

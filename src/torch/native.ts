@@ -34,6 +34,7 @@ export interface NativeBinding {
   liveTensors(): number;
   isTensor(h: unknown): boolean;
   sameTensor(a: Handle, b: Handle): boolean;
+  dataPtr(h: Handle): number;
   isGradEnabled(): boolean;
   setGradEnabled(on: boolean): void;
   setRequiresGrad(h: Handle, on: boolean): void;
@@ -72,6 +73,7 @@ export interface NativeBinding {
     positions: Handle,
     blockSize: number,
     scale: number,
+    splits: number,
   ): Handle;
   pagedDecodeAttentionPrepare(device: number, headDim: number, group: number): void;
   fusedAddRmsNorm(x: Handle, residual: Handle | null, weight: Handle, eps: number): [Handle, Handle | null];

@@ -22,7 +22,9 @@ export function preparePagedDecodeAttention(device: Device, headDim: number, gro
 /**
  * out [B, Hq, D] = softmax(q k^T * scale) v per sequence over its cached tokens. q: bf16 [B, Hq, D];
  * k, v: bf16 [slots, Hkv, D] (Hq a multiple of Hkv, at most 8 times); blockTables: int64 [B, W];
- * positions: int64 [B].
+ * positions: int64 [B]. `splits`: each sequence's tokens cut into this many ranges, one thread
+ * block each, merged after (1 to 64; default: the kernel's choice, more when few sequences would
+ * leave SMs idle).
  */
 export function pagedDecodeAttention(
   q: Tensor,
@@ -30,7 +32,7 @@ export function pagedDecodeAttention(
   v: Tensor,
   blockTables: Tensor,
   positions: Tensor,
-  o: { blockSize: number; scale: number },
+  o: { blockSize: number; scale: number; splits?: number },
 ): Tensor {
   return wrap(
     withTorchError('pagedDecodeAttention', [q.shape, k.shape, blockTables.shape], () =>
@@ -42,6 +44,7 @@ export function pagedDecodeAttention(
         positions.handle$,
         o.blockSize,
         o.scale,
+        o.splits ?? 0,
       ),
     ),
   );

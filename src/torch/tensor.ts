@@ -201,6 +201,11 @@ export class Tensor implements Tracked, Disposable {
     this.dispose();
   }
 
+  /** The address of the first element in device (or host) memory (PyTorch's data_ptr): whether two tensors, even one freed since, lie at the same place. */
+  dataPtr(): number {
+    return native.dataPtr(this.handle$);
+  }
+
   // ---- autograd -------------------------------------------------------------------------
   get requiresGrad(): boolean {
     return native.meta(this.handle$)[3] === 1;

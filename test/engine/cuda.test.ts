@@ -113,7 +113,7 @@ describe('engine on CUDA', { skip }, () => {
     }
   });
 
-  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (4, 8 and 16 warps, groups 1 to 8, head dims 64 to 256)', () => {
+  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (splits: its choice, 1, 3 and 64; 4, 8 and 16 warps; groups 1 to 8; head dims 64 to 256)', () => {
     const BS = 16;
     for (const [B, Hkv, G, D] of [
       [5, 8, 2, 128],
@@ -151,8 +151,13 @@ describe('engine on CUDA', { skip }, () => {
             { device },
           );
           const scale = 1 / Math.sqrt(D);
-          const out = torch.pagedDecodeAttention(q, k, v, blockTables, positions, { blockSize: BS, scale });
-          assert.deepEqual(out.shape, [B, Hkv * G, D]);
+          // splits: the kernel's choice (many at small batches), none, some, and the most (most of them
+          // past the short rows' ends, with no tokens at all)
+          const outs = [0, 1, 3, 64].map((splits) => {
+            const out = torch.pagedDecodeAttention(q, k, v, blockTables, positions, { blockSize: BS, scale, splits });
+            assert.deepEqual(out.shape, [B, Hkv * G, D]);
+            return { splits, out };
+          });
           for (let b = 0; b < B; b++) {
             const slots = torch.tensor(
               Array.from({ length: lens[b] }, (_, p) => tables[b][Math.floor(p / BS)] * BS + (p % BS)),
@@ -165,11 +170,13 @@ describe('engine on CUDA', { skip }, () => {
               .scaledDotProductAttention(qb, kb, vb, { scale, enableGqa: G > 1 })
               .squeeze(2)
               .squeeze(0);
-            const diff = out.narrow(0, b, 1).squeeze(0).float().sub(ref).abs().max().item();
-            assert.ok(
-              diff < 2e-2,
-              `B ${B}, Hkv ${Hkv}, G ${G}, D ${D}, row ${b} (${lens[b]} tokens): max |diff| ${diff}`,
-            );
+            for (const { splits, out } of outs) {
+              const diff = out.narrow(0, b, 1).squeeze(0).float().sub(ref).abs().max().item();
+              assert.ok(
+                diff < 2e-2,
+                `B ${B}, Hkv ${Hkv}, G ${G}, D ${D}, splits ${splits}, row ${b} (${lens[b]} tokens): max |diff| ${diff}`,
+              );
+            }
           }
         }),
       );
@@ -309,6 +316,54 @@ describe('CUDA graphs', { skip }, () => {
       assert.equal(torch.liveTensors(), before);
       model.dispose();
     });
+
+  it("a released cache's graphs are kept when the next cache lands where it was, captured again when it does not; the same greedy ids each time", async () => {
+    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: 64 }), {
+      seed: 8,
+      device: 'cuda:0',
+      dtype: 'bfloat16',
+    });
+    const before = torch.liveTensors();
+    const eager = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [], enforceEager: true });
+    const graphed = new Engine(model, { maxBatchSize: 8, maxLength: 128, eosTokenIds: [] });
+    const run = (e: Engine) =>
+      Promise.all(PROMPTS.map((p, i) => e.generate(p, { maxTokens: 12 + 5 * i, temperature: 0 })));
+    const want = (await run(eager)).map((o) => o.tokenIds);
+    assert.deepEqual(
+      (await run(graphed)).map((o) => o.tokenIds),
+      want,
+    );
+    const first = graphed.stats;
+    assert.ok(first.graphCaptures > 0 && first.graphsReused === 0);
+    // nothing allocated between: the caching allocator hands the same blocks back
+    graphed.releaseCache();
+    assert.deepEqual(
+      (await run(graphed)).map((o) => o.tokenIds),
+      want,
+    );
+    assert.equal(graphed.stats.graphsReused, 1);
+    assert.equal(graphed.stats.graphCaptures, first.graphCaptures, 'no capture over a cache where the old one was');
+    // the freed blocks taken by other tensors: the new cache lies elsewhere, the graphs are made again
+    graphed.releaseCache();
+    const layers = model.config.num_hidden_layers as number;
+    const { numBlocks, blockSize } = graphed.cacheInfo;
+    const blockers = Array.from({ length: 2 * layers }, () =>
+      torch.keep(
+        torch.empty([numBlocks * blockSize, model.spec.numKvHeads, 64], { dtype: 'bfloat16', device: 'cuda:0' }),
+      ),
+    );
+    assert.deepEqual(
+      (await run(graphed)).map((o) => o.tokenIds),
+      want,
+    );
+    assert.equal(graphed.stats.graphsReused, 1);
+    assert.equal(graphed.stats.graphCaptures, 2 * first.graphCaptures);
+    for (const b of blockers) b.dispose();
+    eager.dispose();
+    graphed.dispose();
+    assert.equal(torch.liveTensors(), before);
+    model.dispose();
+  });
 
   it("graphs sample every batch: a float32 engine gives eager sampling's tokens and logprobs for rows mixing greedy, temperature-only, top-k and top-p, with seeds, batches padded to their bucket", async () => {
     const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1 }), { seed: 8, device: 'cuda:0' });

@@ -112,3 +112,14 @@ test('a full training step inside a scope leaves the live-tensor count where it 
   assert.equal(torch.liveTensors(), start);
   assert.ok(losses[29] < losses[0] * 0.5, `loss fell from ${losses[0]} to ${losses[29]}`);
 });
+
+test('dataPtr: a view lies where its base does (offset by its elements), a copy elsewhere', () => {
+  torch.scope(() => {
+    const a = torch.zeros([4, 8], { dtype: 'float32' });
+    const p = a.dataPtr();
+    assert.ok(Number.isSafeInteger(p) && p > 0, `${p}`);
+    assert.equal(a.view(32).dataPtr(), p);
+    assert.equal(a.narrow(0, 1, 2).dataPtr(), p + 8 * 4);
+    assert.notEqual(a.clone().dataPtr(), p);
+  });
+});

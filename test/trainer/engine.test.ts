@@ -91,6 +91,13 @@ describe('Trainer with the in-process Engine', () => {
         assert.ok(m['rollout/engine/host_s'] > 0 && m['rollout/engine/device_wait_s'] >= 0);
         assert.ok(stepSeconds < m['timing_s/gen'], `${stepSeconds} s in steps of a ${m['timing_s/gen']} s rollout`);
         assert.equal(m['rollout/engine/graph_captures'], 0, 'no CUDA graphs on the CPU');
+        assert.equal(m['rollout/engine/capture_s'], 0);
+        assert.equal(m['rollout/engine/graphs_reused'], 0);
+        // the scheduler runs inside the rollout, its prefills inside the scheduler's time
+        const busy = m['rollout/engine/busy_s'];
+        assert.ok(busy >= stepSeconds && busy < m['timing_s/gen'], `busy ${busy} s, steps ${stepSeconds} s`);
+        assert.ok(m['rollout/engine/prefill_s'] > 0 && m['rollout/engine/prefill_s'] < busy);
+        assert.ok(m['rollout/engine/cache_s'] >= 0 && m['rollout/engine/cache_s'] < busy);
       }
       // step 1 sampled from the copy's own (seed 2) weights; step 2 from the policy's, handed over after step 1
       assert.ok(

