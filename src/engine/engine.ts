@@ -112,7 +112,7 @@ export interface EngineOptions {
    * while the device computes. The step feeds each row the token the previous step left on the
    * device. A request that ends on a stop token has one more token computed, and dropped. Admitting
    * requests and preempting wait for the step in flight. The same tokens either way. Default: on
-   * CUDA (1.07-1.27x the decode tokens/s on an H200, bench/results/h200-engine-decode-async.log),
+   * CUDA (1.06-1.22x the decode tokens/s on an H200, bench/results/h200-engine-decode.log),
    * not on the CPU, whose device work is synchronous (nothing runs while the host works).
    */
   asyncScheduling?: boolean;
