@@ -1,11 +1,13 @@
 // The matmuls of a decode step of 1-4 rows on the GPU: torch.gemvRows (our kernel, one warp per
 // output column) against libtorch's linear (cuBLAS) at the Qwen3-0.6B and Qwen3-4B projection
-// shapes and their lm_head, in one run. Prints per shape the microseconds per call of each and
-// the weight bytes read per second.
+// shapes and their lm_head, in one run. Prints per shape the microseconds per call of each, inside
+// a CUDA graph as the engine's decode step runs them (bench/graph-time.ts), and the weight bytes
+// read per second.
 //
-// GPU:   node .devexp/native/decode-gemv.mjs     (bundled as bench/model-train.ts says)
+// GPU:   bash bench/device/run.sh build gemv     (after bench/device/bundle.sh here)
 import * as torch from '../src/torch/index.js';
 import type { Tensor } from '../src/torch/index.js';
+import { secondsPerCallInGraph } from './graph-time.js';
 
 const dev = 'cuda:0' as const;
 // name, output columns N, inner K: q/k/v stacked, o, gate/up stacked, down, lm_head
@@ -23,20 +25,9 @@ const SHAPES: [string, number, number][] = [
 ];
 const ITERS = 50;
 
-/** Microseconds per call of f, cycling `copies` weights (so L2 does not hold one between calls), best of 5. */
-function time(copies: number, f: (i: number) => Tensor): number {
-  let best = Infinity;
-  for (let r = 0; r < 6; r++) {
-    torch.scope(() => {
-      torch.cuda.synchronize();
-      const t0 = performance.now();
-      for (let i = 0; i < ITERS; i++) f(i % copies);
-      torch.cuda.synchronize();
-      if (r > 0) best = Math.min(best, ((performance.now() - t0) * 1e3) / ITERS);
-    });
-  }
-  return best;
-}
+/** Microseconds per call of f, cycling `copies` weights (so L2 does not hold one between calls), inside one CUDA graph. */
+const time = (copies: number, f: (i: number) => Tensor): number =>
+  1e6 * secondsPerCallInGraph(ITERS, (i) => f(i % copies), { device: dev });
 
 if (!torch.cuda.isAvailable()) throw new Error('bench/decode-gemv.ts runs on CUDA');
 torch.prepareFusedDecodeKernels(dev, 128);

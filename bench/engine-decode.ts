@@ -17,8 +17,8 @@
 // point, then a table.
 // --reference (single point): transformers' generate on the same shape (bench/engine_decode_reference.py).
 //
-// GPU:   node .devexp/engine-decode.mjs --suite [--block-size 16]   (bundle as bench/model-train.ts says;
-//        the engine's default 256-token blocks are read in place by flash decode, 16-token ones gathered)
+// GPU:   bash bench/device/run.sh build decode   (after bench/device/bundle.sh here: the suite, with the
+//        engine's default scheduling and with --scheduling step), or node .devexp/native/engine-decode.mjs <flags>
 // Smoke: npx tsx bench/engine-decode.ts --device cpu --dtype float32 --layers 2 --hidden 64 --heads 4 --kv-heads 2 \
 //          --head-dim 16 --intermediate 128 --vocab 512 --batch 4 --prompt-len 16 --new-tokens 8 --repeats 1
 import { spawnSync } from 'node:child_process';

@@ -9,9 +9,10 @@
 // the kernel's own choice of splits (each sequence's tokens cut into ranges, one thread block each)
 // and for each fixed number of splits (1: one block per KV head and sequence, as before splits).
 //
-// GPU:   node .devexp/native/paged-attention.mjs     (bundled as bench/model-train.ts says)
+// GPU:   bash bench/device/run.sh build paged     (after bench/device/bundle.sh here)
 import * as torch from '../src/torch/index.js';
 import type { Tensor } from '../src/torch/index.js';
+import { secondsPerCallInGraph } from './graph-time.js';
 
 const dev = 'cuda:0' as const;
 const BS = 16;
@@ -28,33 +29,11 @@ const POINTS: [string, number, number, number, number, number, number][] = [
   ['4b', 32, 8, 128, 36, 64, 576],
 ];
 const REPEATS = 10;
-const PASSES = 5;
 const SPLITS = [1, 2, 4, 8, 16, 32, 64];
 
-/** Seconds per call of `f(layer)`: one CUDA graph of a pass over all layers, best of REPEATS replays (each of PASSES passes). */
-function time(layers: number, f: (layer: number) => Tensor): number {
-  const pass = () => {
-    for (let l = 0; l < layers; l++) f(l);
-  };
-  torch.scope(pass); // warm-up: kernels loaded, allocator primed
-  torch.cuda.synchronize();
-  const graph = new torch.CUDAGraph();
-  try {
-    graph.capture(() => torch.scope(pass), { device: dev });
-    graph.replay();
-    torch.cuda.synchronize();
-    let best = Infinity;
-    for (let r = 0; r < REPEATS; r++) {
-      const t0 = performance.now();
-      for (let p = 0; p < PASSES; p++) graph.replay();
-      torch.cuda.synchronize();
-      best = Math.min(best, (performance.now() - t0) / 1e3 / layers / PASSES);
-    }
-    return best;
-  } finally {
-    graph.dispose();
-  }
-}
+/** Seconds per call of `f(layer)`, the calls of all layers in one CUDA graph. */
+const time = (layers: number, f: (layer: number) => Tensor): number =>
+  secondsPerCallInGraph(layers, f, { device: dev, repeats: REPEATS });
 
 if (!torch.cuda.isAvailable()) throw new Error('bench/paged-attention.ts runs on CUDA');
 for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS) {

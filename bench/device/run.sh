@@ -6,10 +6,12 @@
 #   tests   the CUDA tests (test/*/cuda.test.ts, bundled; TESTS=engine runs test/engine's alone)
 #   tail    bench/engine-decode.ts at batch 1, 600-token prompt, temperature 1 (the e2e step's tail)
 #   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash)
+#   gemv    bench/decode-gemv.ts (gemvRows against libtorch's linear at the decode step's matmuls)
 #   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
 #           then --scheduling step (each decode step read before the next is queued)
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
-#           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=true)
+#           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
+#           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
 set -uo pipefail
 root=$(pwd)
 dev="$root/.devexp/native"
@@ -46,12 +48,16 @@ for job in "$@"; do
     paged)
       { head_line "node .devexp/native/paged-attention.mjs"; node "$dev/paged-attention.mjs"; } > "$OUT/paged-attention.log" 2>&1
       cut -c1-400 "$OUT/paged-attention.log" ;;
+    gemv)
+      { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1
+      cut -c1-300 "$OUT/decode-gemv.log" ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
           --config '{"hidden_size":1024,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,"intermediate_size":3072,"tie_word_embeddings":true,"max_position_embeddings":40960}' > "$OUT/make-model.log" 2>&1
       fi
-      cmd=(node "$dev/cli.mjs" train --config "$root/recipes/gsm8k_tool/config.yaml" actor_rollout_ref.model.path=/tmp/m
+      read -r -a flags <<< "${E2E_NODE_FLAGS:-}"
+      cmd=(node "${flags[@]}" "$dev/cli.mjs" train --config "$root/recipes/gsm8k_tool/config.yaml" actor_rollout_ref.model.path=/tmp/m
         data.train_files="$dev/gsm8k/train.parquet" data.val_files="$dev/gsm8k/test.parquet" data.train_batch_size=32
         actor_rollout_ref.rollout.n=8 data.max_prompt_length=1024 data.max_response_length=256
         actor_rollout_ref.rollout.prompt_length=1024 actor_rollout_ref.rollout.response_length=256
@@ -60,9 +66,9 @@ for job in "$@"; do
         trainer.total_training_steps=${E2E_STEPS:-5} trainer.test_freq=-1 trainer.save_freq=-1 trainer.val_before_train=False
         trainer.device=cuda actor_rollout_ref.rollout.agent.max_steps=2 trainer.default_local_dir=/tmp/run-$t0 ${E2E_ARGS:-})
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
-      { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:3}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
+      { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, decode, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done
