@@ -48,8 +48,8 @@ interface Captured {
 /**
  * The decode step of `m` over `cache`, reading `inputs`, replayed from CUDA graphs. Tied to the
  * addresses of this cache's tensors: a cache made again at the same addresses (the caching
- * allocator often hands the same blocks back) is read by the same graphs (`adopt`), at others
- * they must be made again.
+ * allocator often hands the same blocks back) is read by the same graphs (`adopt`); at other
+ * addresses they must be made again.
  */
 export class DecodeGraphs implements Disposable {
   readonly sizes: number[];
@@ -71,16 +71,15 @@ export class DecodeGraphs implements Disposable {
     this.addresses = cache.addresses();
   }
 
-  /** Whether `cache` (of this one's shape) lies where the graphs' cache did, so they read it as they are. */
-  fits(cache: KVCache): boolean {
+  /**
+   * When `cache` (of this one's shape) lies where the graphs' cache did, the graphs read it as they
+   * are: it becomes their cache (later captures' too) and this returns true; else false, nothing changed.
+   */
+  adopt(cache: KVCache): boolean {
     const at = cache.addresses();
-    return at.length === this.addresses.length && at.every((a, i) => a === this.addresses[i]);
-  }
-
-  /** The graphs read `cache` from now on (and later captures too); it must `fit`. */
-  adopt(cache: KVCache): void {
-    if (!this.fits(cache)) throw new Error('DecodeGraphs.adopt: the cache does not lie where the graphs read');
+    if (at.length !== this.addresses.length || at.some((a, i) => a !== this.addresses[i])) return false;
     this.cache = cache;
+    return true;
   }
 
   /** Graphs captured so far (one per bucket, width and features used). */

@@ -199,9 +199,9 @@ export interface EngineStats {
  * The trainer's metrics of an engine's work between two `stats` snapshots (one rollout):
  * rollout/engine/decode_steps, mean_batch (rows per decode step), host_s (building and enqueueing
  * steps), device_wait_s (waiting for the device and reading token ids back), graph_captures,
- * capture_s and graphs_reused (a released cache's graphs kept for the new one), prefill_s, cache_s (allocating the cache) and busy_s (the scheduler running: the rest
- * of a rollout's time is spent outside the engine, in flows, environments and rewards, or between
- * turns).
+ * capture_s and graphs_reused (a released cache's graphs kept for the new one), prefill_s, cache_s
+ * (allocating the cache) and busy_s (the scheduler running: the rest of a rollout's time is spent
+ * outside the engine, in flows, environments and rewards, or between turns).
  */
 export function engineMetrics(before: EngineStats, after: EngineStats): Record<string, number> {
   const steps = after.decodeSteps - before.decodeSteps;
@@ -670,8 +670,7 @@ export class Engine implements Generator, Disposable {
     if (!this.cache) {
       const started = performance.now();
       this.cache = this.newCache();
-      if (this.dormantGraphs?.fits(this.cache)) {
-        this.dormantGraphs.adopt(this.cache);
+      if (this.dormantGraphs?.adopt(this.cache)) {
         this.graphs = this.dormantGraphs;
         this.counters.graphsReused++;
       } else this.dormantGraphs?.dispose();
