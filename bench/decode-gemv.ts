@@ -1,12 +1,14 @@
-// The matmuls of a decode step of 1-4 rows on the GPU: torch.gemvRows (our kernel, one warp per
-// output column) against libtorch's linear (cuBLAS) at the Qwen3-0.6B and Qwen3-4B projection
-// shapes and their lm_head, in one run. Prints per shape the microseconds per call of each, inside
-// a CUDA graph as the engine's decode step runs them (bench/graph-time.ts), and the weight bytes
-// read per second.
+// The matmuls of a decode step of 1-4 rows on the GPU, in one run:
+// - per matmul: torch.gemvRows (our kernel, one warp per output row) against libtorch's linear
+//   (cuBLAS) at the Qwen3-0.6B and Qwen3-4B projection shapes and their lm_head;
+// - per layer: the four matmuls of one layer as the fused trunk runs them (src/engine/fused-decode.ts:
+//   the norms and silu * up folded into gemvRows), with dependent launches on and off, against
+//   addRmsNorm / siluMul kernels and libtorch's linear.
+// Prints microseconds per call inside a CUDA graph, as the engine's decode step runs them
+// (bench/graph-time.ts), and the weight bytes read per second.
 //
 // GPU:   bash bench/device/run.sh build gemv     (after bench/device/bundle.sh here)
 import * as torch from '../src/torch/index.js';
-import type { Tensor } from '../src/torch/index.js';
 import { secondsPerCallInGraph } from './graph-time.js';
 
 const dev = 'cuda:0' as const;
@@ -24,9 +26,14 @@ const SHAPES: [string, number, number][] = [
   ['4b lm_head', 151936, 2560],
 ];
 const ITERS = 50;
+// hidden, q/k/v rows, attention output width, intermediate
+const LAYERS: [string, number, number, number, number][] = [
+  ['0.6b', 1024, 4096, 2048, 3072],
+  ['4b', 2560, 6144, 4096, 9728],
+];
 
 /** Microseconds per call of f, cycling `copies` weights (so L2 does not hold one between calls), inside one CUDA graph. */
-const time = (copies: number, f: (i: number) => Tensor): number =>
+const time = (copies: number, f: (i: number) => unknown): number =>
   1e6 * secondsPerCallInGraph(ITERS, (i) => f(i % copies), { device: dev });
 
 if (!torch.cuda.isAvailable()) throw new Error('bench/decode-gemv.ts runs on CUDA');
@@ -50,6 +57,64 @@ for (const [name, N, K] of SHAPES) {
             n: N,
             k: K,
             ours_us: +ours.toFixed(1),
+            torch_linear_us: +ref.toFixed(1),
+            ratio_vs_torch: +(ref / ours).toFixed(3),
+            ours_gb_per_s: Math.round(bytes / ours / 1e3),
+            torch_gb_per_s: Math.round(bytes / ref / 1e3),
+          }),
+        );
+      }
+    }),
+  );
+}
+
+for (const [name, H, QKV, A, I] of LAYERS) {
+  torch.noGrad(() =>
+    torch.scope(() => {
+      const bytes = (QKV * H + H * A + 2 * I * H + H * I) * 2;
+      const copies = Math.max(2, Math.ceil((128 * 2 ** 20) / bytes));
+      const w = (n: number, k: number) => torch.randn([n, k], { device: dev }).mul(0.02).to('bfloat16');
+      const layers = Array.from({ length: copies }, () => ({
+        qkv: w(QKV, H),
+        o: w(H, A),
+        gateUp: w(2 * I, H),
+        down: w(H, I),
+        n1: torch.ones([H], { device: dev, dtype: 'bfloat16' }),
+        n2: torch.ones([H], { device: dev, dtype: 'bfloat16' }),
+      }));
+      for (const M of [1, 4]) {
+        const x = torch.randn([M, H], { device: dev }).to('bfloat16');
+        const res = torch.randn([M, H], { device: dev }).to('bfloat16');
+        const attn = torch.randn([M, A], { device: dev }).to('bfloat16');
+        // the attention's output stands in for what q/k/v feed (the bench times the matmuls)
+        const fused = (i: number) => {
+          const l = layers[i];
+          const qkv = torch.addRmsNormGemvRows(x, res, l.n1, 1e-6, l.qkv, null);
+          const o = torch.gemvRows(attn, l.o, null);
+          const gu = torch.addRmsNormGemvRows(o, qkv.residual, l.n2, 1e-6, l.gateUp, null);
+          return [qkv.out, torch.gemvRows(gu.out, l.down, null, { siluMul: true })];
+        };
+        const apart = (i: number) => {
+          const l = layers[i];
+          const n1 = torch.addRmsNorm(x, res, l.n1, 1e-6);
+          const qkv = torch.linear(n1.out, l.qkv);
+          const o = torch.linear(attn, l.o);
+          const n2 = torch.addRmsNorm(o, n1.residual, l.n2, 1e-6);
+          return [qkv, torch.linear(torch.siluMul(torch.linear(n2.out, l.gateUp)), l.down)];
+        };
+        const ours = time(copies, fused);
+        torch.setDependentLaunches(false);
+        const oursSerial = time(copies, fused);
+        torch.setDependentLaunches(true);
+        const ref = time(copies, apart);
+        console.log(
+          JSON.stringify({
+            bench: 'decode-gemv-layer',
+            shape: name,
+            rows: M,
+            weight_bytes: bytes,
+            ours_us: +ours.toFixed(1),
+            ours_no_dependent_launch_us: +oursSerial.toFixed(1),
             torch_linear_us: +ref.toFixed(1),
             ratio_vs_torch: +(ref / ours).toFixed(3),
             ours_gb_per_s: Math.round(bytes / ours / 1e3),

@@ -6,7 +6,8 @@
 // so the prefill and the first token cancel out; the end-to-end tokens/s (prefill included) is
 // printed too. The engine replays CUDA graphs unless --enforce-eager; --scheduling async queues each
 // decode step before reading the previous one, --scheduling step reads each before the next (default:
-// the engine's, async on CUDA).
+// the engine's, async on CUDA); --dependent-launch off starts each of its kernels after the one
+// before has ended (torch.setDependentLaunches).
 //
 // --suite: issue 10's five points in one run (Qwen3-0.6B shape, prompt 128, 256 new, batch 1, 64,
 // 256; Qwen3-4B shape, prompt 512, 128 new, batch 1, 64), each against the hand-written PyTorch
@@ -55,6 +56,9 @@ const { values: a } = parseArgs({
     // async: each decode step queued before the previous one is read (the engine's asyncScheduling);
     // step: each read before the next; default: the engine's (async on CUDA, step on the CPU)
     scheduling: { type: 'string' },
+    // on (the default): the engine's CUDA kernels start while the one before ends
+    // (torch.setDependentLaunches); off: each after the one before has ended
+    'dependent-launch': { type: 'string', default: 'on' },
     // the engine's cache budget (vLLM's gpu_memory_utilization); its blocks and bytes are printed
     'gpu-memory-utilization': { type: 'string', default: '0.5' },
     // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
@@ -75,8 +79,17 @@ if (a.scheduling !== undefined && a.scheduling !== 'async' && a.scheduling !== '
   console.error(`--scheduling must be async or step, got '${a.scheduling}'`);
   process.exit(2);
 }
+if (a['dependent-launch'] !== 'on' && a['dependent-launch'] !== 'off') {
+  console.error(`--dependent-launch must be on or off, got '${a['dependent-launch']}'`);
+  process.exit(2);
+}
 const device = (a.device ?? (torch.cuda.isAvailable() ? 'cuda:0' : 'cpu')) as Device;
 const cuda = device !== 'cpu';
+if (cuda && torch.hasFusedDecodeKernels()) torch.setDependentLaunches(a['dependent-launch'] === 'on');
+else if (a['dependent-launch'] === 'off') {
+  console.error('--dependent-launch off needs a CUDA device and an addon built against a CUDA libtorch');
+  process.exit(2);
+}
 const dtype = a.dtype as DType;
 const repeats = num('repeats');
 const temperature = num('temperature');
@@ -176,6 +189,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     decode_attention: engine.decodeAttention,
     fused_kernels: engine.fusedKernels,
     async_scheduling: engine.asyncScheduling,
+    dependent_launches: cuda && torch.hasFusedDecodeKernels() ? torch.dependentLaunches() : false,
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),
@@ -270,9 +284,13 @@ if (a.suite) {
           x !== '--reference' &&
           x !== '--enforce-eager' &&
           x !== '--no-fused-kernels' &&
-          !['--decode-attention', '--gpu-memory-utilization', '--block-size', '--scheduling'].some((f) =>
-            x.startsWith(f),
-          ),
+          ![
+            '--decode-attention',
+            '--gpu-memory-utilization',
+            '--block-size',
+            '--scheduling',
+            '--dependent-launch',
+          ].some((f) => x.startsWith(f)),
       );
     const r = spawnSync(benchPython(), [script, ...argv], { encoding: 'utf8', maxBuffer: 1 << 26 });
     const lines = (r.stdout ?? '').trim().split('\n');

@@ -9,6 +9,8 @@
 #   gemv    bench/decode-gemv.ts (gemvRows against libtorch's linear at the decode step's matmuls)
 #   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
 #           then --scheduling step (each decode step read before the next is queued)
+#   nopdl   bench/engine-decode.ts at 0.6B batch 1 and 4B batch 1 and 64 with --dependent-launch off (what
+#           programmatic dependent launches bring, against the decode job's figures)
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -39,6 +41,10 @@ for job in "$@"; do
       { head_line "node .devexp/native/engine-decode.mjs --suite"; node "$dev/engine-decode.mjs" --suite; } > "$OUT/engine-decode.log" 2>&1
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --scheduling step"; node "$dev/engine-decode.mjs" --suite --no-reference --scheduling step; } > "$OUT/engine-decode-step.log" 2>&1
       grep -v '^{' "$OUT/engine-decode.log" | tail -12; grep -v '^{' "$OUT/engine-decode-step.log" | tail -12 ;;
+    nopdl)
+      { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64"
+        node "$dev/engine-decode.mjs" --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64; } > "$OUT/engine-decode-nopdl.log" 2>&1
+      grep -v '^{' "$OUT/engine-decode-nopdl.log" | tail -6 ;;
     tail)
       # the gsm8k_tool e2e step's tail: a tool call's second turn decoding alone, sampled (temperature 1)
       for s in async step; do
@@ -68,7 +74,7 @@ for job in "$@"; do
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
       { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done

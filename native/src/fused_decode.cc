@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "nvrtc.h"
@@ -42,6 +43,8 @@ extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, cons
   __shared__ float partial[32];
   const int pairs = H / 2;
   const size_t row = (size_t)blockIdx.x * pairs;
+  depWait();
+  depLaunchNext();
   float ss = 0.f;
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
     const unsigned int a = x[row + i];
@@ -71,17 +74,23 @@ extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, cons
   }
 }
 
+// bf16(bf16(silu(gate)) * up) of a pair of gate and a pair of up values
+__device__ __forceinline__ unsigned int siluMulPair(unsigned int g, unsigned int u) {
+  const float g0 = lo(g), g1 = hi(g);
+  const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
+  return pack(s0 * lo(u), s1 * hi(u));
+}
+
 // out [T, I] = bf16(bf16(silu(gate)) * up) of gu [T, 2 I] = [gate | up] (I even, as bf16 pairs).
 extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigned int* __restrict__ out, int I,
                                     long long pairs) {
   const int half = I / 2;
+  depWait();
+  depLaunchNext();
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < pairs;
        e += (long long)gridDim.x * blockDim.x) {
     const long long t = e / half, i = e % half;
-    const unsigned int g = gu[t * I + i], u = gu[t * I + half + i];
-    const float g0 = lo(g), g1 = hi(g);
-    const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
-    out[e] = pack(s0 * lo(u), s1 * hi(u));
+    out[e] = siluMulPair(gu[t * I + i], gu[t * I + half + i]);
   }
 }
 
@@ -103,6 +112,8 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
   __shared__ int sArg[32], sLast[32];
   const int b = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* row = logits + (size_t)b * V;
+  depWait();
+  depLaunchNext();
   const float t = temperature[b];
   const bool isGreedy = !uniforms || (greedy && greedy[b]);
   const int seg = ((V + 31) / 32 + 31) / 32 * 32;  // a warp's part, whole chunks of 32
@@ -181,42 +192,148 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
   }
 }
 
-// y [M, N] = x [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows: one warp per output
-// column n reads W's row n once with 16-byte loads and keeps M float32 sums (x staged in shared
-// memory). Faster than libtorch's matmul on small weights, slower on large ones (the engine picks:
-// src/engine/fused-decode.ts). The sum plus bias is rounded to bf16 once, as a bf16 linear's float32
-// epilogue does. K % 8 == 0.
+// y [M, N] = f(x) [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows, where the step
+// reads each weight once and so is bound by the weight's bytes. f(x), staged in shared memory by
+// each block, is one of (`mode`):
+//   0  x [M, K] itself;
+//   1  silu(gate) * up of x = gu [M, 2 K] = [gate | up], as silu_mul rounds it (the down projection
+//      reads the gate/up projection's output);
+//   2  rms_norm(r) * normW with r = x + residual (or x when residual is null), as add_rms_norm
+//      rounds it; block 0 writes r to resOut (the next residual). The q/k/v and gate/up
+//      projections read the layer's residual stream.
+// Each warp takes rows n, n + (grid warps), ...: its lanes read row n with 16-byte loads, BATCH of
+// them in flight per lane, and keep M float32 sums, reduced across the warp; the sum plus bias is
+// rounded to bf16 once, as a bf16 linear's float32 epilogue does. The warp's first loads are issued
+// before depWait (weights are not written during a step), so they overlap the kernel before.
+// K % 8 == 0. BATCH comes in as a -D define (gemvKernel); the other kernels of this source are
+// compiled without it.
+#ifndef BATCH
+#define BATCH 8
+#endif
+
 __device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
   return lo(a.x) * lo(b.x) + hi(a.x) * hi(b.x) + lo(a.y) * lo(b.y) + hi(a.y) * hi(b.y) + lo(a.z) * lo(b.z) +
          hi(a.z) * hi(b.z) + lo(a.w) * lo(b.w) + hi(a.w) * hi(b.w);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemv_rows(const unsigned short* __restrict__ x,
-                                                           const unsigned short* __restrict__ W,
-                                                           const unsigned short* __restrict__ bias,
-                                                           unsigned short* __restrict__ out, int M, int N, int K) {
-  // the block's warps share x, staged in shared memory (M * K bf16)
-  extern __shared__ uint4 xs[];
-  const int lane = threadIdx.x & 31;
-  for (int i = threadIdx.x; i < M * K / 8; i += blockDim.x) xs[i] = reinterpret_cast<const uint4*>(x)[i];
-  __syncthreads();
-  const long long n = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (n >= N) return;
-  const uint4* w = reinterpret_cast<const uint4*>(W + n * K);
-  const int chunks = K / 8;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
-  for (int c = lane; c < chunks; c += 32) {
-    const uint4 wv = w[c];
+// a weight chunk, streamed past L1 (each is read once); volatile keeps the first ones before depWait
+__device__ __forceinline__ uint4 loadWeight(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// chunks c0, c0 + 32, ... (BATCH of them) of one weight row, zeros past its end
+__device__ __forceinline__ void loadBatch(uint4 (&wv)[BATCH], const uint4* row, int c0, int chunks) {
 #pragma unroll
-    for (int m = 0; m < 4; m++)
-      if (m < M) acc[m] += dot8(wv, xs[(size_t)m * chunks + c]);
+  for (int u = 0; u < BATCH; u++) {
+    const int c = c0 + 32 * u;
+    wv[u] = c < chunks ? loadWeight(row + c) : make_uint4(0u, 0u, 0u, 0u);
   }
+}
+
+__device__ __forceinline__ uint4 siluMul8(const uint4& g, const uint4& u) {
+  return make_uint4(siluMulPair(g.x, u.x), siluMulPair(g.y, u.y), siluMulPair(g.z, u.z), siluMulPair(g.w, u.w));
+}
+
+__device__ __forceinline__ unsigned int addPair(unsigned int a, unsigned int b) {
+  return pack(lo(a) + lo(b), hi(a) + hi(b));
+}
+
+__device__ __forceinline__ float squares8(const uint4& a) {
+  return lo(a.x) * lo(a.x) + hi(a.x) * hi(a.x) + lo(a.y) * lo(a.y) + hi(a.y) * hi(a.y) + lo(a.z) * lo(a.z) +
+         hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
+}
+
+__device__ __forceinline__ unsigned int normPair(unsigned int r, unsigned int g, float inv) {
+  return pack(round16(lo(r) * inv) * lo(g), round16(hi(r) * inv) * hi(g));
+}
+
+extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
+    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
+    uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
+    int M, int N, int K, int mode, float eps) {
+  extern __shared__ uint4 xs[];  // f(x) [M, K]
+  __shared__ float partial[4][8];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunks = K >> 3, stride = gridDim.x * warps;
+  int n = blockIdx.x * warps + warp;
+  uint4 wv[BATCH];
+  if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
+  depWait();
+  depLaunchNext();
+  if (mode == 1) {
+    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
+      const int m = i / chunks, c = i - m * chunks;
+      xs[i] = siluMul8(x[(size_t)m * 2 * chunks + c], x[(size_t)m * 2 * chunks + chunks + c]);
+    }
+  } else if (mode == 2) {
+    float ss[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
+      uint4 r = x[i];
+      if (residual) {
+        const uint4 b = residual[i];
+        r = make_uint4(addPair(r.x, b.x), addPair(r.y, b.y), addPair(r.z, b.z), addPair(r.w, b.w));
+        if (blockIdx.x == 0) resOut[i] = r;
+      }
+      xs[i] = r;
+      const float sq = squares8(r);
+      const int m = i / chunks;
 #pragma unroll
-  for (int m = 0; m < 4; m++) acc[m] = warpSum(acc[m]);
-  if (lane == 0) {
-    const float b = bias ? bf(bias[n]) : 0.f;
-    for (int m = 0; m < M; m++) out[(size_t)m * N + n] = toBf16(acc[m] + b);
+      for (int j = 0; j < 4; j++)
+        if (j == m) ss[j] += sq;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      const float v = warpSum(ss[j]);
+      if (lane == 0) partial[j][warp] = v;
+    }
+    __syncthreads();
+    float inv[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+      float t = 0.f;
+      for (int w = 0; w < warps; w++) t += partial[j][w];
+      inv[j] = rsqrtf(t / (float)K + eps);
+    }
+    // each thread rewrites the entries it staged
+    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
+      const int m = i / chunks, c = i - m * chunks;
+      const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
+      const uint4 r = xs[i], g = normW[c];
+      xs[i] = make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
+    }
+  } else {
+    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) xs[i] = x[i];
+  }
+  __syncthreads();
+  for (; n < N; n += stride) {
+    const uint4* row = W + (size_t)n * chunks;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int c0 = lane;;) {
+#pragma unroll
+      for (int u = 0; u < BATCH; u++) {
+        const int c = c0 + 32 * u;
+        if (c < chunks) {
+#pragma unroll
+          for (int m = 0; m < 4; m++)
+            if (m < M) acc[m] += dot8(wv[u], xs[m * chunks + c]);
+        }
+      }
+      c0 += 32 * BATCH;
+      if (c0 >= chunks) break;
+      loadBatch(wv, row, c0, chunks);
+    }
+    // the next row's first loads go out before this row's sums are reduced
+    if (n + stride < N) loadBatch(wv, W + (size_t)(n + stride) * chunks, lane, chunks);
+#pragma unroll
+    for (int m = 0; m < 4; m++) acc[m] = warpSum(acc[m]);
+    if (lane == 0) {
+      const float b = bias ? bf(bias[n]) : 0.f;
+      for (int m = 0; m < M; m++) out[(size_t)m * N + n] = toBf16(acc[m] + b);
+    }
   }
 }
 )CUDA";
@@ -239,6 +356,8 @@ extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, cons
   const int lane = threadIdx.x & 31;
   const int head = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int t = blockIdx.y;
+  depWait();
+  depLaunchNext();
   if (head >= Hq + 2 * Hkv) return;  // a whole warp
   const bf16* src = qkv + (size_t)t * stride + (size_t)head * HEAD_DIM;
   const size_t slot = (size_t)slots[t];
@@ -292,6 +411,20 @@ const char* headSource() {
 
 void* rowKernel(int device, const char* name, cudaStream_t stream) {
   return nvrtc::kernel(device, rowSource(), name, {}, stream, kWho);
+}
+
+// gemv_rows with BATCH weight loads in flight per lane: 8, or AGENT_R1_GEMV_BATCH=4|8|16 (to
+// compare the choices in bench/decode-gemv.ts and bench/engine-decode.ts)
+void* gemvKernel(int device, cudaStream_t stream) {
+  static const std::string batch = [] {
+    const char* e = std::getenv("AGENT_R1_GEMV_BATCH");
+    if (!e || !*e) return std::string("8");
+    const std::string v = e;
+    TORCH_CHECK(v == "4" || v == "8" || v == "16", "AGENT_R1_GEMV_BATCH must be 4, 8 or 16, got '", v,
+                "'; unset it for the default");
+    return v;
+  }();
+  return nvrtc::kernel(device, rowSource(), "gemv_rows", {"BATCH=" + batch}, stream, kWho);
 }
 
 void* headKernel(int device, int headDim, cudaStream_t stream) {
@@ -419,38 +552,76 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
-// fusedGemvRows(x [M, K] bf16, weight [N, K] bf16, bias [N] bf16 | null) -> [M, N] bf16 (M <= 4, K % 8 == 0)
+// fusedGemvRows(x, weight [N, K] bf16, bias [N] bf16 | null, mode, residual | null, normWeight | null, eps)
+//   -> [out [M, N], residualOut | null], M <= 4, K % 8 == 0; x by mode (gemv_rows): 0 x [M, K];
+//   1 gu [M, 2 K] (silu(gate) * up is multiplied); 2 x [M, K] with residual [M, K] | null and
+//   normWeight [K] (rms_norm(x + residual) * normWeight is multiplied; residualOut = x + residual)
 Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const at::Tensor& x = unwrapTensor(env, info[0], "x");
   const at::Tensor& w = unwrapTensor(env, info[1], "weight");
   const at::Tensor* bias = unwrapOptionalTensor(env, info[2], "bias");
+  int mode = info[3].As<Napi::Number>().Int32Value();
+  const at::Tensor* residual = unwrapOptionalTensor(env, info[4], "residual");
+  const at::Tensor* normW = unwrapOptionalTensor(env, info[5], "normWeight");
+  float eps = info[6].As<Napi::Number>().FloatValue();
+  TORCH_CHECK(mode >= 0 && mode <= 2, kWho, ": gemvRows' mode must be 0, 1 or 2, got ", mode);
   checkBf16Cuda(x, "x");
   checkBf16Cuda(w, "weight");
-  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(1) % 8 == 0 && x.size(0) <= 4, kWho,
-              ": gemvRows takes x [M <= 4, K] and weight [N, K] with K a multiple of 8");
+  const int64_t K = w.dim() == 2 ? w.size(1) : -1;
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && K % 8 == 0 && x.size(0) <= 4 && x.size(1) == (mode == 1 ? 2 * K : K),
+              kWho, ": gemvRows takes weight [N, K] (K a multiple of 8) and x [M <= 4, ",
+              mode == 1 ? "2 K] (gate | up)" : "K]");
   if (bias) {
     checkBf16Cuda(*bias, "bias");
     TORCH_CHECK(bias->numel() == w.size(0), kWho, ": gemvRows' bias must be [N]");
   }
-  int M = static_cast<int>(x.size(0)), N = static_cast<int>(w.size(0)), K = static_cast<int>(x.size(1));
+  TORCH_CHECK((mode == 2) == (normW != nullptr), kWho, ": gemvRows takes a norm weight in mode 2 only");
+  TORCH_CHECK(mode == 2 || !residual, kWho, ": gemvRows takes a residual in mode 2 only");
+  if (normW) {
+    checkBf16Cuda(*normW, "normWeight");
+    TORCH_CHECK(normW->numel() == K, kWho, ": gemvRows' norm weight must be [K]");
+  }
+  if (residual) {
+    checkBf16Cuda(*residual, "residual");
+    TORCH_CHECK(residual->sizes() == x.sizes(), kWho, ": gemvRows' residual must have x's shape");
+  }
+  int M = static_cast<int>(x.size(0)), N = static_cast<int>(w.size(0)), k = static_cast<int>(K);
   at::Tensor out = at::empty({M, N}, x.options());
-  if (M == 0 || N == 0) return wrapTensor(env, out);
+  at::Tensor resOut = residual ? at::empty_like(x) : at::Tensor();
+  // wrapped last: a new handle may move the handle table, which x, w, bias, residual and normW point into
+  const auto result = [&] {
+    Napi::Array r = Napi::Array::New(env, 2);
+    r.Set(0u, wrapTensor(env, out));
+    r.Set(1u, residual ? wrapTensor(env, resOut) : env.Null());
+    return r;
+  };
+  if (M == 0 || N == 0) return result();
   cudaStream_t stream = streamOf(x);
-  void* f = rowKernel(x.get_device(), "gemv_rows", stream);
+  const int device = x.get_device();
+  void* f = gemvKernel(device, stream);
   const void* a0 = x.data_ptr();
-  const void* a1 = w.data_ptr();
-  const void* a2 = bias ? bias->data_ptr() : nullptr;
-  void* a3 = out.data_ptr();
-  void* args[] = {&a0, &a1, &a2, &a3, &M, &N, &K};
-  // x staged in shared memory: up to 4 rows of K bf16 (78 KB at K 9728), above the default 48 KB
-  const int shared = M * K * 2;
-  static const int maxShared = nvrtc::maxSharedBytes(x.get_device());
+  const void* a1 = residual ? residual->data_ptr() : nullptr;
+  const void* a2 = normW ? normW->data_ptr() : nullptr;
+  void* a3 = residual ? resOut.data_ptr() : nullptr;
+  const void* a4 = w.data_ptr();
+  const void* a5 = bias ? bias->data_ptr() : nullptr;
+  void* a6 = out.data_ptr();
+  void* args[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &M, &N, &k, &mode, &eps};
+  // f(x) staged in shared memory: up to 4 rows of K bf16 (78 KB at K 9728), above the default 48 KB
+  const int shared = M * k * 2;
+  static const int maxShared = nvrtc::maxSharedBytes(device) - 1024;  // less the kernel's static shared memory
   TORCH_CHECK(shared <= maxShared, kWho, ": gemvRows' x (", shared, " bytes) does not fit in shared memory");
-  nvrtc::allowMaxSharedBytes(f, x.get_device(), kWho);
-  nvrtc::launch(f, dim3(static_cast<unsigned>((N + 7) / 8)), dim3(256), static_cast<unsigned>(shared), stream, args,
+  nvrtc::allowMaxSharedBytes(f, device, kWho);
+  // one warp per row while the rows fit on the device at once, else as many blocks as fit (each
+  // stages f(x) once, so more blocks would only read it again)
+  const int threads = 256, warps = threads / 32;
+  static const int sms = nvrtc::smCount(device);
+  const int64_t resident = static_cast<int64_t>(sms) * nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
+  const int64_t blocks = std::min<int64_t>((N + warps - 1) / warps, resident);
+  nvrtc::launch(f, dim3(static_cast<unsigned>(blocks)), dim3(threads), static_cast<unsigned>(shared), stream, args,
                 kWho);
-  return wrapTensor(env, out);
+  return result();
 }
 
 // fusedSampleRows(logits [B, V] f32, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
@@ -505,9 +676,20 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
   const int headDim = info[1].As<Napi::Number>().Int32Value();
   TORCH_CHECK(headDim == 64 || headDim == 128 || headDim == 256, kWho, ": head dim must be 64, 128 or 256, got ",
               headDim);
-  for (const char* name : {"add_rms_norm", "silu_mul", "gemv_rows"}) rowKernel(device, name, nullptr);
+  for (const char* name : {"add_rms_norm", "silu_mul"}) rowKernel(device, name, nullptr);
+  gemvKernel(device, nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
+}
+
+// setDependentLaunches(on): programmatic dependent launches of the engine's kernels on or off (nvrtc.h)
+Napi::Value SetDependentLaunches(const Napi::CallbackInfo& info) {
+  nvrtc::setDependentLaunches(info[0].As<Napi::Boolean>().Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value DependentLaunches(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), nvrtc::dependentLaunchesOn());
 }
 
 #else
@@ -524,6 +706,8 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) { noCuda(info.Env
 Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value SetDependentLaunches(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value DependentLaunches(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 
 #endif
 
@@ -537,6 +721,8 @@ void registerFusedDecode(Napi::Env env, Napi::Object exports) {
   exportFunction<FusedSampleRows>(env, exports, "fusedSampleRows");
   exportFunction<FusedGemvRows>(env, exports, "fusedGemvRows");
   exportFunction<FusedSamplingPrepare>(env, exports, "fusedSamplingPrepare");
+  exportFunction<SetDependentLaunches>(env, exports, "setDependentLaunches");
+  exportFunction<DependentLaunches>(env, exports, "dependentLaunches");
 }
 
 }  // namespace agent_r1

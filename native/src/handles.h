@@ -9,7 +9,9 @@ namespace agent_r1 {
 // (handles.cc says why). `dispose` drops the tensor reference at once.
 Napi::Value wrapTensor(Napi::Env env, at::Tensor tensor);
 bool isTensorHandle(Napi::Env env, const Napi::Value& value);
-// Throws a JS TypeError naming `what` when `value` is not a live tensor handle.
+// Throws a JS TypeError naming `what` when `value` is not a live tensor handle. The reference (and
+// unwrapOptionalTensor's pointer) points into this thread's slab, which wrapTensor may grow: use
+// it before wrapping any result, or copy the at::Tensor.
 at::Tensor& unwrapTensor(Napi::Env env, const Napi::Value& value, const char* what);
 // An optional tensor argument: null when `value` is null or undefined, else as unwrapTensor.
 const at::Tensor* unwrapOptionalTensor(Napi::Env env, const Napi::Value& value, const char* what);

@@ -12,6 +12,7 @@
 #include <c10/util/Exception.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -38,9 +39,30 @@ struct Api {
   Result (*cuModuleGetFunction)(void**, void*, const char*);
   Result (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
                            void**);
+  Result (*cuLaunchKernelEx)(const void*, void*, void**, void**);
   Result (*cuFuncSetAttribute)(void*, int, int);
+  Result (*cuFuncGetAttribute)(int*, int, void*);
+  Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, void*, int, size_t);
   Result (*cuGetErrorString)(Result, const char**);
 };
+
+// cuLaunchKernelEx's configuration, laid out as cuda.h's CUlaunchConfig and CUlaunchAttribute
+// (the driver is opened with dlopen, without its header)
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  cudaStream_t stream;
+  LaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+constexpr int kProgrammaticStreamSerialization = 6;  // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
 
 template <typename F>
 void bind(void* lib, const char* name, F& slot, std::string& missing) {
@@ -108,7 +130,10 @@ const Api& api() {
     bind(driver, "cuModuleLoadData", a.cuModuleLoadData, missing);
     bind(driver, "cuModuleGetFunction", a.cuModuleGetFunction, missing);
     bind(driver, "cuLaunchKernel", a.cuLaunchKernel, missing);
+    bind(driver, "cuLaunchKernelEx", a.cuLaunchKernelEx, missing);
     bind(driver, "cuFuncSetAttribute", a.cuFuncSetAttribute, missing);
+    bind(driver, "cuFuncGetAttribute", a.cuFuncGetAttribute, missing);
+    bind(driver, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.cuOccupancyMaxActiveBlocksPerMultiprocessor, missing);
     bind(driver, "cuGetErrorString", a.cuGetErrorString, missing);
     if (!missing.empty()) error = "the engine's CUDA kernels: NVRTC or the CUDA driver lacks " + missing;
   });
@@ -195,10 +220,15 @@ void allowMaxSharedBytes(void* function, int device, const char* who) {
   static std::mutex mutex;
   static std::set<void*> raised;
   std::lock_guard<std::mutex> lock(mutex);
-  if (!raised.insert(function).second) return;
+  if (raised.count(function)) return;
+  // a block's static shared memory counts against the same limit
+  const int kSharedSizeBytes = 1;           // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
   const int kMaxDynamicSharedMemory = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-  check(api().cuFuncSetAttribute(function, kMaxDynamicSharedMemory, maxSharedBytes(device)), who,
+  int fixed = 0;
+  check(api().cuFuncGetAttribute(&fixed, kSharedSizeBytes, function), who, "reading the kernel's shared memory");
+  check(api().cuFuncSetAttribute(function, kMaxDynamicSharedMemory, maxSharedBytes(device) - fixed), who,
         "raising the kernel's shared memory");
+  raised.insert(function);
 }
 
 namespace {
@@ -227,6 +257,23 @@ __device__ __forceinline__ unsigned int pack(float a, float b) {
 
 #define NEG_INF __int_as_float(0xff800000)
 
+// Programmatic dependent launch (nvrtc.cc's launch, on devices of compute capability 9.0 and up):
+// a kernel may start while the kernel before it in the stream still runs. depWait() returns once
+// that kernel has ended and its writes are visible (and, as it waited in turn, all earlier work's);
+// every kernel calls it before it reads memory an earlier kernel writes, and before its first
+// write. Only what no kernel of the step writes (weights) may be read before it. depLaunchNext()
+// lets the next kernel's blocks start once every block of this one has called it.
+__device__ __forceinline__ void depWait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void depLaunchNext() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -237,11 +284,60 @@ __device__ __forceinline__ float warpSum(float v) {
 
 std::string withBf16Helpers(const char* kernels) { return std::string(kBf16Helpers) + kernels; }
 
+namespace {
+std::atomic<bool> dependentLaunches{true};
+
+// whether every visible device takes programmatic dependent launches (compute capability 9.0 and
+// up): a launch is not told its device, and mixed machines are rare enough to go without
+bool devicesTakeDependentLaunches() {
+  static const bool all = [] {
+    const int n = c10::cuda::device_count();
+    for (int d = 0; d < n; d++) {
+      int major = 0;
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d));
+      if (major < 9) return false;
+    }
+    return n > 0;
+  }();
+  return all;
+}
+}  // namespace
+
+void setDependentLaunches(bool on) { dependentLaunches = on; }
+bool dependentLaunchesOn() { return dependentLaunches; }
+
 void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
             const char* who) {
-  check(api().cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, sharedBytes, stream, args,
-                             nullptr),
-        who, "launching the kernel");
+  if (!dependentLaunches || !devicesTakeDependentLaunches()) {
+    check(api().cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, sharedBytes, stream, args,
+                               nullptr),
+          who, "launching the kernel");
+    return;
+  }
+  LaunchAttribute attr{};
+  attr.id = kProgrammaticStreamSerialization;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, sharedBytes, stream, &attr, 1};
+  check(api().cuLaunchKernelEx(&config, function, args, nullptr), who, "launching the kernel");
+}
+
+int residentBlocksPerSm(void* function, int threads, size_t sharedBytes, const char* who) {
+  static std::mutex mutex;
+  static std::map<std::tuple<void*, int, size_t>, int> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(function, threads, sharedBytes);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  int n = 0;
+  check(api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, function, threads, sharedBytes), who,
+        "asking the kernel's occupancy");
+  return cache[key] = std::max(n, 1);
+}
+
+int smCount(int device) {
+  int n = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return n;
 }
 
 }  // namespace nvrtc

@@ -19,16 +19,30 @@ namespace nvrtc {
 void* kernel(int device, const char* source, const char* name, const std::vector<std::string>& defines,
              cudaStream_t stream, const char* who);
 
-// Launches on `stream` (so the launch can be captured in a CUDA graph).
+// Launches on `stream` (so the launch can be captured in a CUDA graph), as a programmatic
+// dependent launch where the device takes them (compute capability 9.0 and up) and they are on
+// (setDependentLaunches): the kernel may start before the one ahead of it ends, so every kernel
+// launched here calls depWait() (withBf16Helpers) before it touches memory other kernels write.
 void launch(void* function, dim3 grid, dim3 block, unsigned sharedBytes, cudaStream_t stream, void** args,
             const char* who);
+
+// Programmatic dependent launches on (the default) or off, for every later launch: off launches
+// each kernel after the one before it has ended (bench/engine-decode.ts --dependent-launch off
+// measures what they save).
+void setDependentLaunches(bool on);
+bool dependentLaunchesOn();
+
+// How many blocks of `threads` threads and `sharedBytes` of dynamic shared memory one SM holds at
+// once for `function` (at least 1; cached), and the device's SM count.
+int residentBlocksPerSm(void* function, int threads, size_t sharedBytes, const char* who);
+int smCount(int device);
 
 // Lets `function` use as much dynamic shared memory as `device` allows a block (above the default
 // 48 KiB); once per function, later calls return at once.
 void allowMaxSharedBytes(void* function, int device, const char* who);
 
 // `kernels` after the device helpers every engine kernel source shares (nvrtc.cc): bf16 as raw
-// 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF. Keep the result in a
+// 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF, depWait and depLaunchNext. Keep the result in a
 // static: `kernel` keys its cache on the source's address.
 std::string withBf16Helpers(const char* kernels);
 

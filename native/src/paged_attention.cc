@@ -93,6 +93,8 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int half = lane >> 4, sub = lane & 15;  // which half-warp, and the lane within it
   const int halves = 2 * warps, me = 2 * warp + half;
+  depWait();  // q and the cache come from the kernel before (nvrtc.h)
+  depLaunchNext();
   // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
   const int seqLen = (int)positions[b] + 1;
   const int chunk = (seqLen + splits - 1) / splits;
@@ -214,6 +216,8 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
                                               bf16* __restrict__ out, int splits) {
   const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
   const float* stats = partStats + 2 * head * splits;
+  depWait();
+  depLaunchNext();
   float M = NEG_INF;
   for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
   float L = 0.f, A = 0.f;

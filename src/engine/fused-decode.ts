@@ -2,10 +2,14 @@
 // layer the stacked q/k/v matmul, one kernel for the q/k norms, RoPE and the cache write, the paged
 // attention, the output matmul, one kernel for the residual add and the next norm, the stacked
 // gate/up matmul, one for silu * up, the down matmul: 9 launches where the models' trunk
-// (src/models/layers.ts) takes about 24. A step of at most 4 rows runs its smaller matmuls as gemvRows. The same math as that trunk: every kernel rounds where
-// the ops it replaces round (the CUDA tests compare them), so the logits agree with the trunk's up
-// to the order of a few sums. The residual stream is carried beside the normed activations, as
-// vLLM's fused_add_rms_norm does: each add happens inside the following norm's kernel.
+// (src/models/layers.ts) takes about 24. A step of one row (and of up to 4, on small weights),
+// bound by reading the weights once, runs its matmuls as gemvRows with the norms and silu * up
+// folded into them: 6 launches (7 with a split attention). Each kernel starts while the one before
+// ends (torch.setDependentLaunches).
+// The same math as that trunk: every kernel rounds where the ops it replaces round (the CUDA tests
+// compare them), so the logits agree with the trunk's up to the order of a few sums. The residual
+// stream is carried beside the normed activations, as vLLM's fused_add_rms_norm does: each add
+// happens inside the following norm's kernel.
 import * as torch from '../torch/index.js';
 import type { Tensor } from '../torch/index.js';
 import { embed } from '../models/index.js';
@@ -13,13 +17,14 @@ import type { KVCache } from './kv-cache.js';
 import type { GenerationModel } from './forward.js';
 
 /**
- * The largest weight a few-row step multiplies through gemvRows. On an H200, called eagerly
- * (bench/results/h200-decode-gemv.log), gemvRows takes 0.4-0.5 of libtorch's time on the 0.6B
- * shape's projections (4-12 MiB) and more than libtorch's on every lm_head and on the 4B shape's
- * gate/up and down; inside the decode graphs the 4B shape's q/k/v and o (21-31 MiB) through it made
- * batch 1 slower (241 -> 230 tokens/s, bench/results/h200-engine-decode.log), so they stay with libtorch.
+ * The largest weights a step multiplies through gemvRows, at one row and at 2-4 rows; above them,
+ * libtorch's matmul (and the norm and silu * up as kernels of their own). Measured inside CUDA
+ * graphs on an H200 (bench/results/h200-decode-gemv.log): at one row gemvRows reads every weight
+ * of the 0.6B and 4B shapes' layers at least as fast as libtorch's matmul (1.01x-5.2x; 3.3-3.7 TB/s
+ * on the 4B shape's gate/up and down); at 4 rows its sums, not its reads, bound it, and it is
+ * faster only on weights of up to 6 MiB (the 0.6B shape's o and down: 3.3x and 1.0x; 0.53x-0.86x above).
  */
-export const GEMV_MAX_WEIGHT_BYTES = 16 * 2 ** 20;
+export const GEMV_MAX_WEIGHT_BYTES = { oneRow: 256 * 2 ** 20, fewRows: 6 * 2 ** 20 };
 
 /** Why the fused trunk cannot run this model on this device and dtype, or null when it can. */
 export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device, dtype: torch.DType): string | null {
@@ -49,17 +54,27 @@ export function fusedDecodeHidden(
   const eps = spec.rmsNormEps;
   const B = o.ids.size(0);
   const invFreq = m.invFreq.to({ device: cache.device });
-  // a step of few rows runs its smaller matmuls through gemvRows, libtorch's matmul the rest
+  // a step of few rows runs its matmuls through gemvRows, with the norm before or silu * up folded in
+  const gemvMaxBytes =
+    B === 1 ? GEMV_MAX_WEIGHT_BYTES.oneRow : B <= torch.GEMV_MAX_ROWS ? GEMV_MAX_WEIGHT_BYTES.fewRows : 0;
+  const viaGemv = (w: Tensor) => w.numel * 2 <= gemvMaxBytes;
   const linear = (x: Tensor, w: Tensor, b: Tensor | null) =>
-    B <= torch.GEMV_MAX_ROWS && w.numel * 2 <= GEMV_MAX_WEIGHT_BYTES ? torch.gemvRows(x, w, b) : torch.linear(x, w, b);
+    viaGemv(w) ? torch.gemvRows(x, w, b) : torch.linear(x, w, b);
+  const normLinear = (x: Tensor, residual: Tensor | null, norm: Tensor, w: Tensor, b: Tensor | null) => {
+    if (viaGemv(w)) return torch.addRmsNormGemvRows(x, residual, norm, eps, w, b);
+    const normed = torch.addRmsNorm(x, residual, norm, eps);
+    return { out: torch.linear(normed.out, w, b), residual: normed.residual };
+  };
+  const siluLinear = (gateUp: Tensor, w: Tensor, b: Tensor | null) =>
+    viaGemv(w) ? torch.gemvRows(gateUp, w, b, { siluMul: true }) : torch.linear(torch.siluMul(gateUp), w, b);
   let x = embed(m.embedTokens, o.ids, spec.padTokenId);
   let residual: Tensor | null = null;
   m.layers.forEach((p, layer) => {
     const f = p.fused!;
     // what the next layer reads: the MLP's output (not yet added) and the residual stream before it
     const next = torch.scope(() => {
-      const attnIn = torch.addRmsNorm(x, residual, p.inputNorm, eps);
-      const q = torch.qkNormRopeCache(linear(attnIn.out, f.qkv, f.qkvBias), {
+      const qkv = normLinear(x, residual, p.inputNorm, f.qkv, f.qkvBias);
+      const q = torch.qkNormRopeCache(qkv.out, {
         norm: f.qkNorm,
         positions: o.positions,
         invFreq,
@@ -72,9 +87,8 @@ export function fusedDecodeHidden(
         eps,
       });
       const attn = linear(attend(layer, q).view(B, spec.numHeads * spec.headDim), p.o, p.oBias);
-      const mlpIn = torch.addRmsNorm(attn, attnIn.residual, p.postAttentionNorm, eps);
-      const mlp = linear(torch.siluMul(linear(mlpIn.out, f.gateUp, f.gateUpBias)), p.down, p.downBias);
-      return { x: mlp, residual: mlpIn.residual };
+      const gateUp = normLinear(attn, qkv.residual, p.postAttentionNorm, f.gateUp, f.gateUpBias);
+      return { x: siluLinear(gateUp.out, p.down, p.downBias), residual: gateUp.residual };
     });
     x = next.x;
     residual = next.residual;

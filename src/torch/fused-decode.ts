@@ -107,12 +107,53 @@ export const GEMV_MAX_ROWS = 4;
 
 /**
  * x [M, K] W^T (+ bias) for M <= GEMV_MAX_ROWS rows in bf16 (W [N, K], K a multiple of 8): a linear
- * that reads each weight row once with one warp (src/engine/fused-decode.ts says where it pays).
+ * bound by reading the weight once (src/engine/fused-decode.ts says where it pays). With `siluMul`,
+ * x is a gate/up projection's output [M, 2 K] and silu(gate) * up (as siluMul rounds it) is multiplied.
  */
-export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null): Tensor {
-  return wrap(
-    withTorchError('gemvRows', [x.shape, weight.shape], () =>
-      native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null),
+export function gemvRows(x: Tensor, weight: Tensor, bias: Tensor | null, o: { siluMul?: boolean } = {}): Tensor {
+  const [out] = withTorchError('gemvRows', [x.shape, weight.shape], () =>
+    native.fusedGemvRows(x.handle$, weight.handle$, bias?.handle$ ?? null, o.siluMul ? 1 : 0, null, null, 0),
+  );
+  return wrap(out);
+}
+
+/**
+ * addRmsNorm(x, residual, normWeight, eps) and gemvRows of its output by `weight` (+ bias) in one
+ * kernel: returns { out: rms_norm(r) * normWeight W^T (+ bias), residual: r }, r = x + residual (or x).
+ */
+export function addRmsNormGemvRows(
+  x: Tensor,
+  residual: Tensor | null,
+  normWeight: Tensor,
+  eps: number,
+  weight: Tensor,
+  bias: Tensor | null,
+): { out: Tensor; residual: Tensor } {
+  const [out, r] = withTorchError('addRmsNormGemvRows', [x.shape, weight.shape], () =>
+    native.fusedGemvRows(
+      x.handle$,
+      weight.handle$,
+      bias?.handle$ ?? null,
+      2,
+      residual?.handle$ ?? null,
+      normWeight.handle$,
+      eps,
     ),
   );
+  return { out: wrap(out), residual: r ? wrap(r) : x };
+}
+
+/**
+ * Programmatic dependent launches of the engine's CUDA kernels (on by default, on devices of
+ * compute capability 9.0 and up): each may start while the one before it ends, its first weight
+ * loads overlapping that kernel's last blocks. Off: each starts after the one before has ended
+ * (bench/engine-decode.ts --dependent-launch off measures the difference). For every later launch.
+ */
+export function setDependentLaunches(on: boolean): void {
+  withTorchError('setDependentLaunches', [], () => native.setDependentLaunches(on));
+}
+
+/** Whether programmatic dependent launches are on (setDependentLaunches). */
+export function dependentLaunches(): boolean {
+  return withTorchError('dependentLaunches', [], () => native.dependentLaunches());
 }

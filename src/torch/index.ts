@@ -76,6 +76,8 @@ export { CUDAGraph, graphPoolHandle, type GraphPool } from './cuda-graph.js';
 export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttention } from './paged-attention.js';
 export {
   addRmsNorm,
+  addRmsNormGemvRows,
+  dependentLaunches,
   GEMV_MAX_ROWS,
   gemvRows,
   hasFusedDecodeKernels,
@@ -83,6 +85,7 @@ export {
   prepareSampleRows,
   sampleRows,
   qkNormRopeCache,
+  setDependentLaunches,
   siluMul,
 } from './fused-decode.js';
 export { shareTensor, adoptTensor, releaseShared } from './threads.js';

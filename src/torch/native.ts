@@ -99,7 +99,17 @@ export interface NativeBinding {
     greedy: Handle | null,
   ): [Handle, Handle];
   fusedSamplingPrepare(device: number): void;
-  fusedGemvRows(x: Handle, weight: Handle, bias: Handle | null): Handle;
+  fusedGemvRows(
+    x: Handle,
+    weight: Handle,
+    bias: Handle | null,
+    mode: number,
+    residual: Handle | null,
+    normWeight: Handle | null,
+    eps: number,
+  ): [Handle, Handle | null];
+  setDependentLaunches(on: boolean): void;
+  dependentLaunches(): boolean;
   shareTensor(h: Handle): number;
   adoptTensor(id: number): Handle;
   releaseShared(id: number): void;

@@ -597,6 +597,8 @@ describe('fused decode kernels', { skip }, () => {
           [2, 1024, 3072],
           [3, 1000, 2560],
           [4, 2560, 9728],
+          // more rows than the device holds warps at once: each warp takes several
+          [2, 40000, 1000],
         ]) {
           const x = bf16([M, K]);
           const w = bf16([N, K], 0.05);
@@ -604,6 +606,58 @@ describe('fused decode kernels', { skip }, () => {
           assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97, 1.5);
           assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97, 1.5);
         }
+      }),
+    );
+  });
+
+  it('gemvRows with silu * up or the add and norm folded in gives the kernels it replaces, with and without dependent launches', () => {
+    torch.manualSeed(10);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const pdl of [true, false]) {
+          torch.setDependentLaunches(pdl);
+          assert.equal(torch.dependentLaunches(), pdl);
+          for (const [M, N, K] of [
+            [1, 1024, 3072],
+            [4, 2560, 9728],
+            [3, 6144, 2560],
+          ]) {
+            const what = `${M}x${K} . ${N}x${K}, dependent launches ${pdl}`;
+            const w = bf16([N, K], 0.05);
+            const b = bf16([N], 0.1);
+            // silu * up: the same staged values and sums as siluMul then gemvRows, so the same bits
+            const gu = bf16([M, 2 * K], 4);
+            assertBf16Close(
+              torch.gemvRows(gu, w, b, { siluMul: true }),
+              torch.gemvRows(torch.siluMul(gu), w, b),
+              `silu ${what}`,
+              1,
+              0,
+            );
+            // add and norm: the same add; the norm's sum of squares is summed in another order
+            const x = bf16([M, K], 3);
+            const res = bf16([M, K], 2);
+            const nw = bf16([K]).add(1).to('bfloat16');
+            const fused = torch.addRmsNormGemvRows(x, res, nw, 1e-6, w, b);
+            const apart = torch.addRmsNorm(x, res, nw, 1e-6);
+            assertBf16Close(fused.residual, apart.residual, `residual ${what}`, 1, 0);
+            assertBf16Close(fused.out, torch.gemvRows(apart.out, w, b), `norm ${what}`, 0.97, 1.5);
+            const first = torch.addRmsNormGemvRows(x, null, nw, 1e-6, w, null);
+            assert.equal(first.residual, x, 'without a residual, the residual stream is x itself');
+            assertBf16Close(
+              first.out,
+              torch.gemvRows(torch.addRmsNorm(x, null, nw, 1e-6).out, w, null),
+              `first norm ${what}`,
+              0.97,
+              1.5,
+            );
+          }
+        }
+        torch.setDependentLaunches(true);
+        assert.throws(
+          () => torch.gemvRows(bf16([1, 64]), bf16([8, 64]), null, { siluMul: true }),
+          /2 K\] \(gate \| up\)/,
+        );
       }),
     );
   });
