@@ -21,8 +21,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "nvrtc.h"
 #endif
@@ -34,6 +34,16 @@ namespace {
 
 // The row kernels (any shape), one program per device.
 const char* kRowKernels = R"CUDA(
+// bf16(a + b) and bf16(bf16(r * inv) * g) of bf16 pairs: the residual add and the norm's scale and
+// weight, rounded as libtorch's add, rms_norm and multiply round them
+__device__ __forceinline__ unsigned int addPair(unsigned int a, unsigned int b) {
+  return pack(lo(a) + lo(b), hi(a) + hi(b));
+}
+
+__device__ __forceinline__ unsigned int normPair(unsigned int r, unsigned int g, float inv) {
+  return pack(round16(lo(r) * inv) * lo(g), round16(hi(r) * inv) * hi(g));
+}
+
 // One block per row of H values (H even, read as bf16 pairs). With a residual: r = bf16(x +
 // residual) is written to resOut (the next residual); without: r = x. out = bf16(bf16(r *
 // rsqrt(mean(r^2) + eps)) * w), as rms_norm(r) (float32 inside, a bf16 result) then * w.
@@ -47,15 +57,12 @@ extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, cons
   depLaunchNext();
   float ss = 0.f;
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
-    const unsigned int a = x[row + i];
-    float r0 = lo(a), r1 = hi(a);
+    unsigned int r = x[row + i];
     if (residual) {
-      const unsigned int b = residual[row + i];
-      r0 = round16(r0 + lo(b));
-      r1 = round16(r1 + hi(b));
-      resOut[row + i] = pack(r0, r1);
+      r = addPair(r, residual[row + i]);
+      resOut[row + i] = r;
     }
-    ss += r0 * r0 + r1 * r1;
+    ss += lo(r) * lo(r) + hi(r) * hi(r);
   }
   ss = warpSum(ss);
   if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
@@ -69,8 +76,7 @@ extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, cons
   const float inv = rsqrtf(partial[0] / (float)H + eps);
   const unsigned int* src = residual ? resOut : x;
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
-    const unsigned int a = src[row + i], g = w[i];
-    out[row + i] = pack(round16(lo(a) * inv) * lo(g), round16(hi(a) * inv) * hi(g));
+    out[row + i] = normPair(src[row + i], w[i], inv);
   }
 }
 
@@ -205,8 +211,7 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
 // them in flight per lane, and keep M float32 sums, reduced across the warp; the sum plus bias is
 // rounded to bf16 once, as a bf16 linear's float32 epilogue does. The warp's first loads are issued
 // before depWait (weights are not written during a step), so they overlap the kernel before.
-// K % 8 == 0. BATCH comes in as a -D define (gemvKernel); the other kernels of this source are
-// compiled without it.
+// K % 8 == 0. BATCH is 8 unless a -D define sets it (gemvKernel).
 #ifndef BATCH
 #define BATCH 8
 #endif
@@ -238,17 +243,9 @@ __device__ __forceinline__ uint4 siluMul8(const uint4& g, const uint4& u) {
   return make_uint4(siluMulPair(g.x, u.x), siluMulPair(g.y, u.y), siluMulPair(g.z, u.z), siluMulPair(g.w, u.w));
 }
 
-__device__ __forceinline__ unsigned int addPair(unsigned int a, unsigned int b) {
-  return pack(lo(a) + lo(b), hi(a) + hi(b));
-}
-
 __device__ __forceinline__ float squares8(const uint4& a) {
   return lo(a.x) * lo(a.x) + hi(a.x) * hi(a.x) + lo(a.y) * lo(a.y) + hi(a.y) * hi(a.y) + lo(a.z) * lo(a.z) +
          hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
-}
-
-__device__ __forceinline__ unsigned int normPair(unsigned int r, unsigned int g, float inv) {
-  return pack(round16(lo(r) * inv) * lo(g), round16(hi(r) * inv) * hi(g));
 }
 
 extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
@@ -413,18 +410,14 @@ void* rowKernel(int device, const char* name, cudaStream_t stream) {
   return nvrtc::kernel(device, rowSource(), name, {}, stream, kWho);
 }
 
-// gemv_rows with BATCH weight loads in flight per lane: 8, or AGENT_R1_GEMV_BATCH=4|8|16 (to
-// compare the choices in bench/decode-gemv.ts and bench/engine-decode.ts)
+// gemv_rows with BATCH weight loads in flight per lane: the source's default (one module with the
+// other row kernels), or AGENT_R1_GEMV_BATCH=4|8|16 (to compare the choices in bench/decode-gemv.ts
+// and bench/engine-decode.ts)
 void* gemvKernel(int device, cudaStream_t stream) {
-  static const std::string batch = [] {
-    const char* e = std::getenv("AGENT_R1_GEMV_BATCH");
-    if (!e || !*e) return std::string("8");
-    const std::string v = e;
-    TORCH_CHECK(v == "4" || v == "8" || v == "16", "AGENT_R1_GEMV_BATCH must be 4, 8 or 16, got '", v,
-                "'; unset it for the default");
-    return v;
-  }();
-  return nvrtc::kernel(device, rowSource(), "gemv_rows", {"BATCH=" + batch}, stream, kWho);
+  static const std::string batch = nvrtc::tuningChoice("AGENT_R1_GEMV_BATCH", {"4", "8", "16"});
+  const std::vector<std::string> defines =
+      batch.empty() ? std::vector<std::string>{} : std::vector<std::string>{"BATCH=" + batch};
+  return nvrtc::kernel(device, rowSource(), "gemv_rows", defines, stream, kWho);
 }
 
 void* headKernel(int device, int headDim, cudaStream_t stream) {

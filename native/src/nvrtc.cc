@@ -334,6 +334,21 @@ int residentBlocksPerSm(void* function, int threads, size_t sharedBytes, const c
   return cache[key] = std::max(n, 1);
 }
 
+std::string tuningChoice(const char* name, std::initializer_list<const char*> allowed) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return "";
+  bool known = false;
+  std::string choices;
+  size_t i = 0;
+  for (const char* a : allowed) {
+    known = known || std::string(a) == e;
+    choices += std::string(i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + a;
+    i++;
+  }
+  TORCH_CHECK(known, name, " must be ", choices, ", got '", e, "'; unset it for the default");
+  return e;
+}
+
 int smCount(int device) {
   int n = 0;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));

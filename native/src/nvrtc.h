@@ -5,6 +5,7 @@
 #ifdef AGENT_R1_CUDA
 #include <cuda_runtime_api.h>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,17 @@ bool dependentLaunchesOn();
 int residentBlocksPerSm(void* function, int threads, size_t sharedBytes, const char* who);
 int smCount(int device);
 
+// The value of environment variable `name`, one of `allowed` (a kernel's tuning choice, fixed for
+// a bench's comparisons), or "" when it is unset; any other value throws, naming the choices.
+std::string tuningChoice(const char* name, std::initializer_list<const char*> allowed);
+
 // Lets `function` use as much dynamic shared memory as `device` allows a block (above the default
 // 48 KiB); once per function, later calls return at once.
 void allowMaxSharedBytes(void* function, int device, const char* who);
 
 // `kernels` after the device helpers every engine kernel source shares (nvrtc.cc): bf16 as raw
-// 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF, depWait and depLaunchNext. Keep the result in a
-// static: `kernel` keys its cache on the source's address.
+// 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF, depWait and
+// depLaunchNext. Keep the result in a static: `kernel` keys its cache on the source's address.
 std::string withBf16Helpers(const char* kernels);
 
 // The most shared memory one block may opt in to on `device`.

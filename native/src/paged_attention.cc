@@ -23,7 +23,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -298,19 +297,14 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   // warps' partial sums than it gains (H200, bench/results/h200-paged-attention-warps.log: at 512 blocks,
   // 4 warps beat 8 and 16 at both the 0.6B and the 4B shape).
   static const std::pair<int, int> limits = [] {
-    int sms = 0;
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c10::cuda::current_device());
-    return std::make_pair(sms, nvrtc::maxSharedBytes(c10::cuda::current_device()));
+    const int device = c10::cuda::current_device();
+    return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
   }();
   const auto sharedFor = [&](int w) { return static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float); };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
   static const int forcedWarps = [] {
-    const char* e = std::getenv("AGENT_R1_PAGED_ATTENTION_WARPS");
-    if (!e || !*e) return 0;
-    const std::string v = e;
-    TORCH_CHECK(v == "4" || v == "8" || v == "16", "AGENT_R1_PAGED_ATTENTION_WARPS must be 4, 8 or 16, got '", v,
-                "'; unset it for the default choice");
-    return std::stoi(v);
+    const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});
+    return v.empty() ? 0 : std::stoi(v);
   }();
   // Splits only where (KV head, sequence) blocks would leave most SMs idle (fewer than a quarter of
   // them): then about one block per SM, each split at least 64 of the longest sequence's tokens (W
