@@ -8,9 +8,13 @@
 #   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash)
 #   gemv    bench/decode-gemv.ts (gemvRows against libtorch's linear at the decode step's matmuls)
 #   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
-#           then --scheduling step (each decode step read before the next is queued)
+#           then --scheduling step (each decode step read before the next is queued; DECODE_STEP=0 leaves it out)
 #   nopdl   bench/engine-decode.ts at 0.6B batch 1 and 4B batch 1 and 64 with --dependent-launch off (what
 #           programmatic dependent launches bring, against the decode job's figures)
+#   sweep   bench/engine-decode.ts --suite --no-reference at SWEEP_POINTS (default 0.6b:1,4b:1) once per
+#           configuration of SWEEP_ENVS (';' between configurations, each space-separated VAR=value: the
+#           kernels' tuning choices; an empty one is the defaults), with bench/decode-gemv.ts's per-layer
+#           lines when SWEEP_GEMV=1; one log, sweep-$SWEEP_TAG.log
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -39,8 +43,10 @@ for job in "$@"; do
       grep -E '^# (tests|pass|fail|skipped)|not ok' "$OUT/cuda-tests.log" ;;
     decode)
       { head_line "node .devexp/native/engine-decode.mjs --suite"; node "$dev/engine-decode.mjs" --suite; } > "$OUT/engine-decode.log" 2>&1
+      grep -v '^{' "$OUT/engine-decode.log" | tail -12
+      [ "${DECODE_STEP:-1}" = 0 ] && continue
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --scheduling step"; node "$dev/engine-decode.mjs" --suite --no-reference --scheduling step; } > "$OUT/engine-decode-step.log" 2>&1
-      grep -v '^{' "$OUT/engine-decode.log" | tail -12; grep -v '^{' "$OUT/engine-decode-step.log" | tail -12 ;;
+      grep -v '^{' "$OUT/engine-decode-step.log" | tail -12 ;;
     nopdl)
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64"
         node "$dev/engine-decode.mjs" --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64; } > "$OUT/engine-decode-nopdl.log" 2>&1
@@ -57,6 +63,19 @@ for job in "$@"; do
     gemv)
       { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1
       cut -c1-300 "$OUT/decode-gemv.log" ;;
+    sweep)
+      # (the extra ';': read drops a last empty field, which would lose a trailing run of the defaults)
+      IFS=';' read -r -a configs <<< "${SWEEP_ENVS:-};"
+      [ ${#configs[@]} -gt 0 ] || configs=("")
+      log="$OUT/sweep${SWEEP_TAG:+-$SWEEP_TAG}.log"
+      { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --suite-points ${SWEEP_POINTS:-0.6b:1,4b:1}, per configuration"
+        for c in "${configs[@]}"; do
+          read -r -a vars <<< "$c"
+          echo "## ${c:-the defaults}"
+          env "${vars[@]}" node "$dev/engine-decode.mjs" --suite --no-reference --suite-points "${SWEEP_POINTS:-0.6b:1,4b:1}"
+          [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep decode-gemv-layer
+        done; } > "$log" 2>&1
+      grep -E '^## |^\| [04]|layer|rror' "$log" | cut -c1-260 ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
@@ -74,7 +93,7 @@ for job in "$@"; do
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
       { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, sweep, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done

@@ -37,13 +37,26 @@ namespace {
 // The most splits of one sequence's tokens (pagedDecodeAttention's `splits`).
 constexpr int kMaxSplits = 64;
 
-// HEAD_DIM and GROUP (query heads per KV head) come in as -D defines. Each half-warp (16 lanes)
-// takes one token at a time, a lane PER = HEAD_DIM / 16 of its values (16-byte loads at head dim
-// 128), so a warp reads two cache rows per step and a dot product is reduced in 4 shuffles.
+// HEAD_DIM, GROUP (query heads per KV head) and STAGES come in as -D defines. Each half-warp (16
+// lanes) takes UNROLL consecutive tokens at a time, a lane PER = HEAD_DIM / 16 of each row's values
+// (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache rows per step and a dot product is
+// reduced in 4 shuffles.
+//
+// The rows come in through a ring of STAGES steps per warp in shared memory, copied with cp.async:
+// while a warp computes one step, the next STAGES - 1 are in flight. Loaded into registers instead,
+// a warp waited out the memory's latency at every step, and with GROUP 4 (128 registers a thread)
+// too few warps fit on an SM to hide it: the 4B shape's batch 64 read the cache at 2.5 TB/s of 4.2,
+// 2.8 TB/s through the ring, and the 0.6B shape's batch 256 at 3.2 TB/s, 3.6 through it
+// (bench/results/h200-paged-attention.log, against that file at 115fa08). Each lane reads back only what it copied itself, so
+// cp.async.wait_group alone orders the two, without a barrier.
 const char* kSource = R"CUDA(
 #define LANES 16
 #define PER (HEAD_DIM / LANES)
 #define UNROLL 4
+// one lane's share of a cache row, and a warp's step of the ring: UNROLL tokens of each half-warp,
+// keys and values, laid out [u][key, value][lane] so a warp's reads of one row are contiguous
+#define ROW_BYTES (PER * 2)
+#define STEP_BYTES (UNROLL * 2 * 32 * ROW_BYTES)
 
 // PER bf16 values as PER / 2 32-bit words, loaded with 8- or 16-byte loads and kept packed in
 // registers until used (half the registers of floats: more warps fit on an SM).
@@ -76,7 +89,21 @@ __device__ __forceinline__ float at(const Raw& r, int i) {
   return (i & 1) ? hi(w) : lo(w);
 }
 
-extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
+// ROW_BYTES from src to shared dst without waiting; zeros (and no read) when !ok
+__device__ __forceinline__ void copyRow(char* dst, const bf16* src, bool ok) {
+  const unsigned int d = (unsigned int)__cvta_generic_to_shared(dst);
+#if ROW_BYTES == 8
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(src), "r"(ok ? 8 : 0) : "memory");
+#else
+#pragma unroll
+  for (int j = 0; j < ROW_BYTES / 16; j++)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d + 16 * j), "l"(src + 8 * j), "r"(ok ? 16 : 0)
+                 : "memory");
+#endif
+}
+
+// (512, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled
+extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
     const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
     const bf16* __restrict__ kc,                 // [numBlocks * blockSize, Hkv, HEAD_DIM]
     const bf16* __restrict__ vc,                 // same
@@ -100,6 +127,29 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
   const int first = split * chunk;
   const int len = min(seqLen, first + chunk);
   const int Hq = Hkv * GROUP;
+  const long long* table = tables + (size_t)b * W;
+  const size_t rowStride = (size_t)Hkv * HEAD_DIM;
+  const size_t headOffset = (size_t)h * HEAD_DIM + sub * PER;
+  // the warp's steps: tokens [start + i * stride, + 2 * UNROLL) for i < steps (the same for both
+  // halves, so every shuffle is convergent)
+  const int start = first + warp * 2 * UNROLL, stride = warps * 2 * UNROLL;
+  const int steps = start < len ? (len - start + stride - 1) / stride : 0;
+  char* ring = reinterpret_cast<char*>(shared) + (size_t)warp * STAGES * STEP_BYTES;
+  // step i's rows into its place in the ring, as one cp.async group (empty past the last step)
+  const auto issue = [&](int i) {
+    char* dst = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const int t = start + i * stride + half * UNROLL + u;
+      const bool ok = i < steps && t < len;
+      const size_t slot = ok ? (size_t)table[t / blockSize] * blockSize + t % blockSize : 0;
+      copyRow(dst + (2 * u) * 32 * ROW_BYTES, kc + slot * rowStride + headOffset, ok);
+      copyRow(dst + (2 * u + 1) * 32 * ROW_BYTES, vc + slot * rowStride + headOffset, ok);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+#pragma unroll
+  for (int i = 0; i < STAGES - 1; i++) issue(i);
   float qr[GROUP][PER], acc[GROUP][PER], m[GROUP], l[GROUP];
 #pragma unroll
   for (int g = 0; g < GROUP; g++) {
@@ -112,63 +162,56 @@ extern "C" __global__ void __launch_bounds__(512) paged_decode_attention(
     m[g] = NEG_INF;
     l[g] = 0.f;
   }
-  const long long* table = tables + (size_t)b * W;
-  const size_t rowStride = (size_t)Hkv * HEAD_DIM;
-  const size_t headOffset = (size_t)h * HEAD_DIM + sub * PER;
-  // the loop bound is the warp's, so both halves run every iteration and every shuffle is convergent
-  for (int base = first + warp * 2 * UNROLL; base < len; base += warps * 2 * UNROLL) {
-    Raw kr[UNROLL], vr[UNROLL];
-    bool ok[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-      const int t = base + half * UNROLL + u;
-      ok[u] = t < len;
-      if (ok[u]) {
-        const size_t slot = (size_t)table[t / blockSize] * blockSize + t % blockSize;
-        kr[u] = loadRaw(kc + slot * rowStride + headOffset);
-        vr[u] = loadRaw(vc + slot * rowStride + headOffset);
-      } else {
-#pragma unroll
-        for (int j = 0; j < PER / 2; j++) kr[u].w[j] = vr[u].w[j] = 0u;
-      }
-    }
-    // scores of the chunk's UNROLL tokens first, then one rescale of the running sums per chunk
+  for (int i = 0; i < steps; i++) {
+    issue(i + STAGES - 1);
+    asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");  // step i has landed
+    const char* rows = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
+    const int base = start + i * stride + half * UNROLL;
+    // scores of the step's UNROLL tokens first, then one rescale of the running sums per step
     // (not per token): half the exponentials and a quarter of the rescaling multiplies
     float s[UNROLL][GROUP];
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
+      const Raw kr = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u) * 32 * ROW_BYTES));
 #pragma unroll
       for (int g = 0; g < GROUP; g++) {
         float d = 0.f;
 #pragma unroll
-        for (int i = 0; i < PER; i++) d += qr[g][i] * at(kr[u], i);
+        for (int e = 0; e < PER; e++) d += qr[g][e] * at(kr, e);
 #pragma unroll
         for (int o = LANES / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
-        s[u][g] = ok[u] ? d : NEG_INF;
+        s[u][g] = base + u < len ? d : NEG_INF;
       }
     }
-    // the chunk's tokens are consecutive: when its first is past the end, so are the others
-    if (ok[0]) {
+    // the step's tokens are consecutive: when its first is past the end, so are the others
+    // (a token past the end was copied as zeros: p * 0, never p * garbage)
+    if (base < len) {
+      Raw vr[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; u++) vr[u] = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u + 1) * 32 * ROW_BYTES));
 #pragma unroll
       for (int g = 0; g < GROUP; g++) {
         float mNew = m[g];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) mNew = fmaxf(mNew, s[u][g]);
-        const float c = __expf(m[g] - mNew);  // m = -inf before the first chunk: exp(-inf) = 0
+        const float c = __expf(m[g] - mNew);  // m = -inf before the first step: exp(-inf) = 0
         l[g] *= c;
 #pragma unroll
-        for (int i = 0; i < PER; i++) acc[g][i] *= c;
+        for (int e = 0; e < PER; e++) acc[g][e] *= c;
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
           const float p = __expf(s[u][g] - mNew);  // a token past the end: exp(-inf) = 0
           l[g] += p;
 #pragma unroll
-          for (int i = 0; i < PER; i++) acc[g][i] += p * at(vr[u], i);
+          for (int e = 0; e < PER; e++) acc[g][e] += p * at(vr[u], e);
         }
         m[g] = mNew;
       }
     }
   }
+  // the ring's memory is the merge's below: every copy landed and every warp done with its ring
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
   // shared: [halves][GROUP][HEAD_DIM] partial sums, then [halves][GROUP] maxima and [halves][GROUP] sums
   float* sAcc = shared;
   float* sM = shared + halves * GROUP * HEAD_DIM;
@@ -236,9 +279,23 @@ struct Kernels {
   void* attention;
   void* merge;
 };
+// Steps of the ring (kSource): 2, or AGENT_R1_PAGED_ATTENTION_STAGES=2|3|4 (to compare the choices in
+// bench/paged-attention.ts and bench/engine-decode.ts). Measured on the H200 (bench/results/
+// h200-paged-attention-stages.log, the engine's decode at batch 64): 2 and 3 within 2.5% of each
+// other (the 4B shape 12,348 and 11,973 tokens/s, 0.6B 34,728 and 35,582), 4 worse by 9-13%: its
+// rings (64 KiB a block of 4 warps) leave room for 3 blocks an SM and take most of the L1 cache.
+int stages() {
+  static const int n = [] {
+    const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_STAGES", {"2", "3", "4"});
+    return v.empty() ? 2 : std::stoi(v);
+  }();
+  return n;
+}
+
 Kernels kernelsFor(int device, int headDim, int group, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
-  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group)};
+  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
+                                            "STAGES=" + std::to_string(stages())};
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
   nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
@@ -300,7 +357,12 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
     const int device = c10::cuda::current_device();
     return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
   }();
-  const auto sharedFor = [&](int w) { return static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float); };
+  // the larger of the warps' rings (kSource's STEP_BYTES: 2 * UNROLL rows of D / 16 values per lane) and
+  // the merge of their half-warps' partial sums, which reuses the rings' memory
+  const auto sharedFor = [&](int w) {
+    const size_t rings = static_cast<size_t>(w) * stages() * 4 * 2 * 32 * (D / 16) * 2;
+    return std::max(rings, static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float));
+  };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
   static const int forcedWarps = [] {
     const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});
@@ -310,7 +372,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   // them): then about one block per SM, each split at least 64 of the longest sequence's tokens (W
   // blocks). Fixed by the shapes, so a CUDA graph replays it. Measured in CUDA graphs on the H200
   // (bench/results/h200-paged-attention.log): at 8 blocks (batch 1 of Qwen3's 8 KV heads), 850
-  // tokens, 16 splits take 9.4 us against 18.3 us unsplit; at 64 blocks and more, splits only add.
+  // tokens, 16 splits take 8.1 us against 16.1 us unsplit; at 64 blocks and more, splits only add.
   if (splits == 0) {
     const int64_t blocks = static_cast<int64_t>(B) * Hkv;
     splits = 1;
