@@ -44,9 +44,10 @@ for job in "$@"; do
     decode)
       { head_line "node .devexp/native/engine-decode.mjs --suite"; node "$dev/engine-decode.mjs" --suite; } > "$OUT/engine-decode.log" 2>&1
       grep -v '^{' "$OUT/engine-decode.log" | tail -12
-      [ "${DECODE_STEP:-1}" = 0 ] && continue
-      { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --scheduling step"; node "$dev/engine-decode.mjs" --suite --no-reference --scheduling step; } > "$OUT/engine-decode-step.log" 2>&1
-      grep -v '^{' "$OUT/engine-decode-step.log" | tail -12 ;;
+      if [ "${DECODE_STEP:-1}" != 0 ]; then
+        { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --scheduling step"; node "$dev/engine-decode.mjs" --suite --no-reference --scheduling step; } > "$OUT/engine-decode-step.log" 2>&1
+        grep -v '^{' "$OUT/engine-decode-step.log" | tail -12
+      fi ;;
     nopdl)
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64"
         node "$dev/engine-decode.mjs" --suite --no-reference --dependent-launch off --suite-points 0.6b:1,4b:1,4b:64; } > "$OUT/engine-decode-nopdl.log" 2>&1
@@ -64,9 +65,9 @@ for job in "$@"; do
       { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1
       cut -c1-300 "$OUT/decode-gemv.log" ;;
     sweep)
-      # (the extra ';': read drops a last empty field, which would lose a trailing run of the defaults)
+      # (the extra ';': read drops a last empty field, which would lose a trailing run of the defaults;
+      # with it, an unset SWEEP_ENVS is one run of the defaults)
       IFS=';' read -r -a configs <<< "${SWEEP_ENVS:-};"
-      [ ${#configs[@]} -gt 0 ] || configs=("")
       log="$OUT/sweep${SWEEP_TAG:+-$SWEEP_TAG}.log"
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --suite-points ${SWEEP_POINTS:-0.6b:1,4b:1}, per configuration"
         for c in "${configs[@]}"; do

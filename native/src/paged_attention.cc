@@ -47,12 +47,12 @@ constexpr int kMaxSplits = 64;
 // a warp waited out the memory's latency at every step, and with GROUP 4 (128 registers a thread)
 // too few warps fit on an SM to hide it: the 4B shape's batch 64 read the cache at 2.5 TB/s of 4.2,
 // 2.8 TB/s through the ring, and the 0.6B shape's batch 256 at 3.2 TB/s, 3.6 through it
-// (bench/results/h200-paged-attention.log, against that file at 115fa08). Each lane reads back only what it copied itself, so
-// cp.async.wait_group alone orders the two, without a barrier.
+// (bench/results/h200-paged-attention.log, against that file at 115fa08). Each lane reads back
+// only what it copied itself, so cp.async.wait_group alone orders the two, without a barrier.
+// UNROLL comes in as a -D define too: the host sizes the rings from it (kUnroll).
 const char* kSource = R"CUDA(
 #define LANES 16
 #define PER (HEAD_DIM / LANES)
-#define UNROLL 4
 // one lane's share of a cache row, and a warp's step of the ring: UNROLL tokens of each half-warp,
 // keys and values, laid out [u][key, value][lane] so a warp's reads of one row are contiguous
 #define ROW_BYTES (PER * 2)
@@ -188,7 +188,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
     if (base < len) {
       Raw vr[UNROLL];
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++) vr[u] = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u + 1) * 32 * ROW_BYTES));
+      for (int u = 0; u < UNROLL; u++)
+        vr[u] = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u + 1) * 32 * ROW_BYTES));
 #pragma unroll
       for (int g = 0; g < GROUP; g++) {
         float mNew = m[g];
@@ -292,10 +293,16 @@ int stages() {
   return n;
 }
 
+// Tokens a half-warp takes a step (kSource's UNROLL), and the bytes of one step of a warp's ring
+// (kSource's STEP_BYTES: keys and values of 2 * UNROLL tokens, a lane's 16th of each row).
+constexpr int kUnroll = 4;
+size_t ringStepBytes(int headDim) { return static_cast<size_t>(kUnroll) * 2 * 32 * (headDim / 16) * 2; }
+
 Kernels kernelsFor(int device, int headDim, int group, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
   const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
-                                            "STAGES=" + std::to_string(stages())};
+                                            "STAGES=" + std::to_string(stages()),
+                                            "UNROLL=" + std::to_string(kUnroll)};
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
   nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
@@ -357,10 +364,10 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
     const int device = c10::cuda::current_device();
     return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
   }();
-  // the larger of the warps' rings (kSource's STEP_BYTES: 2 * UNROLL rows of D / 16 values per lane) and
-  // the merge of their half-warps' partial sums, which reuses the rings' memory
+  // the larger of the warps' rings and the merge of their half-warps' partial sums, which reuses the
+  // rings' memory
   const auto sharedFor = [&](int w) {
-    const size_t rings = static_cast<size_t>(w) * stages() * 4 * 2 * 32 * (D / 16) * 2;
+    const size_t rings = static_cast<size_t>(w) * stages() * ringStepBytes(D);
     return std::max(rings, static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float));
   };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
