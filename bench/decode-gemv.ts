@@ -1,4 +1,4 @@
-// The matmuls of a decode step of 1-4 rows on the GPU, in one run:
+// The matmuls of a decode step of 1-4 rows on the GPU (and of 64 and 256 through libtorch alone), in one run:
 // - per matmul: torch.gemvRows (our kernel, one warp per output row) against libtorch's linear
 //   (cuBLAS) at the Qwen3-0.6B and Qwen3-4B projection shapes and their lm_head;
 // - per layer: the four matmuls of one layer as the fused trunk runs them (src/engine/fused-decode.ts:
@@ -9,6 +9,7 @@
 //
 // GPU:   bash bench/device/run.sh build gemv     (after bench/device/bundle.sh here)
 import * as torch from '../src/torch/index.js';
+import type { Tensor } from '../src/torch/index.js';
 import { secondsPerCallInGraph } from './graph-time.js';
 
 const dev = 'cuda:0' as const;
@@ -64,6 +65,22 @@ for (const [name, N, K] of SHAPES) {
           }),
         );
       }
+      // batches too large for gemvRows: libtorch's linear alone (cuBLAS), what the batch-64 and 256 steps run
+      for (const M of [64, 256]) {
+        const x = torch.randn([M, K], { device: dev }).to('bfloat16');
+        const ref = time(copies, (i) => torch.linear(x, ws[i]));
+        console.log(
+          JSON.stringify({
+            bench: 'decode-linear',
+            shape: name,
+            rows: M,
+            n: N,
+            k: K,
+            torch_linear_us: +ref.toFixed(1),
+            torch_gb_per_s: Math.round((N * K * 2) / ref / 1e3),
+          }),
+        );
+      }
     }),
   );
 }
@@ -82,6 +99,15 @@ for (const [name, H, QKV, A, I] of LAYERS) {
         n1: torch.ones([H], { device: dev, dtype: 'bfloat16' }),
         n2: torch.ones([H], { device: dev, dtype: 'bfloat16' }),
       }));
+      // the layer as the unfused trunk runs it: norm kernels, silu * up and libtorch's linear
+      const unfused = (x: Tensor, res: Tensor, attn: Tensor) => (i: number) => {
+        const l = layers[i];
+        const n1 = torch.addRmsNorm(x, res, l.n1, 1e-6);
+        const qkv = torch.linear(n1.out, l.qkv);
+        const o = torch.linear(attn, l.o);
+        const n2 = torch.addRmsNorm(o, n1.residual, l.n2, 1e-6);
+        return [qkv, torch.linear(torch.siluMul(torch.linear(n2.out, l.gateUp)), l.down)];
+      };
       for (const M of [1, 4]) {
         const x = torch.randn([M, H], { device: dev }).to('bfloat16');
         const res = torch.randn([M, H], { device: dev }).to('bfloat16');
@@ -94,14 +120,7 @@ for (const [name, H, QKV, A, I] of LAYERS) {
           const gu = torch.addRmsNormGemvRows(o, qkv.residual, l.n2, 1e-6, l.gateUp, null);
           return [qkv.out, torch.gemvRows(gu.out, l.down, null, { siluMul: true })];
         };
-        const apart = (i: number) => {
-          const l = layers[i];
-          const n1 = torch.addRmsNorm(x, res, l.n1, 1e-6);
-          const qkv = torch.linear(n1.out, l.qkv);
-          const o = torch.linear(attn, l.o);
-          const n2 = torch.addRmsNorm(o, n1.residual, l.n2, 1e-6);
-          return [qkv, torch.linear(torch.siluMul(torch.linear(n2.out, l.gateUp)), l.down)];
-        };
+        const apart = unfused(x, res, attn);
         const ours = time(copies, fused);
         torch.setDependentLaunches(false);
         const oursSerial = time(copies, fused);
@@ -118,6 +137,25 @@ for (const [name, H, QKV, A, I] of LAYERS) {
             torch_linear_us: +ref.toFixed(1),
             ratio_vs_torch: +(ref / ours).toFixed(3),
             ours_gb_per_s: Math.round(bytes / ours / 1e3),
+            torch_gb_per_s: Math.round(bytes / ref / 1e3),
+          }),
+        );
+      }
+      // the batch-64 step's layer without its attention
+      {
+        const M = 64;
+        const x = torch.randn([M, H], { device: dev }).to('bfloat16');
+        const res = torch.randn([M, H], { device: dev }).to('bfloat16');
+        const attn = torch.randn([M, A], { device: dev }).to('bfloat16');
+        const apart = unfused(x, res, attn);
+        const ref = time(copies, apart);
+        console.log(
+          JSON.stringify({
+            bench: 'decode-linear-layer',
+            shape: name,
+            rows: M,
+            weight_bytes: bytes,
+            torch_linear_us: +ref.toFixed(1),
             torch_gb_per_s: Math.round(bytes / ref / 1e3),
           }),
         );

@@ -5,7 +5,8 @@
 #   build   the addon against the machine's libtorch (CUDA parts on)
 #   tests   the CUDA tests (test/*/cuda.test.ts, bundled; TESTS=engine runs test/engine's alone)
 #   tail    bench/engine-decode.ts at batch 1, 600-token prompt, temperature 1 (the e2e step's tail)
-#   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash)
+#   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash), once per
+#           configuration of PAGED_ENVS (as SWEEP_ENVS below) when set
 #   gemv    bench/decode-gemv.ts (gemvRows against libtorch's linear at the decode step's matmuls)
 #   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
 #           then --scheduling step (each decode step read before the next is queued; DECODE_STEP=0 leaves it out)
@@ -59,7 +60,14 @@ for job in "$@"; do
       done > "$OUT/engine-decode-tail.log" 2>&1
       cut -c1-300 "$OUT/engine-decode-tail.log" ;;
     paged)
-      { head_line "node .devexp/native/paged-attention.mjs"; node "$dev/paged-attention.mjs"; } > "$OUT/paged-attention.log" 2>&1
+      # once per configuration of PAGED_ENVS (as SWEEP_ENVS below; unset: the defaults)
+      IFS=';' read -r -a configs <<< "${PAGED_ENVS:-};"
+      { head_line "node .devexp/native/paged-attention.mjs"
+        for c in "${configs[@]}"; do
+          read -r -a vars <<< "$c"
+          [ -n "${PAGED_ENVS:-}" ] && echo "## ${c:-the defaults}"
+          env "${vars[@]}" node "$dev/paged-attention.mjs"
+        done; } > "$OUT/paged-attention.log" 2>&1
       cut -c1-400 "$OUT/paged-attention.log" ;;
     gemv)
       { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1

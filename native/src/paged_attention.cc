@@ -37,10 +37,20 @@ namespace {
 // The most splits of one sequence's tokens (pagedDecodeAttention's `splits`).
 constexpr int kMaxSplits = 64;
 
-// HEAD_DIM, GROUP (query heads per KV head) and STAGES come in as -D defines. Each half-warp (16
-// lanes) takes UNROLL consecutive tokens at a time, a lane PER = HEAD_DIM / 16 of each row's values
-// (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache rows per step and a dot product is
-// reduced in 4 shuffles.
+// HEAD_DIM, GROUP (query heads per KV head), BLOCK_SIZE (tokens a cache block) and STAGES come in
+// as -D defines. Each half-warp (16 lanes) takes UNROLL consecutive tokens at a time, a lane PER =
+// HEAD_DIM / 16 of each row's values (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache
+// rows per step.
+//
+// Measured on the H200 (bench/results/h200-paged-attention.log, the 4B shape's batch 64, 41.6 us a
+// call, 3.6 TB/s, against 54.3 us, 2.8 TB/s, at 1005cfe), the kernel was bound by its instructions:
+// - The block size compiled in: a division by a number known only at run time is some 20
+//   instructions, and the token -> slot look-up took two a token (54.3 -> 44.7 us). A half-warp's
+//   tokens of a step then also share one look-up of the block table.
+// - The scores reduce-scattered: of a half-warp's GROUP dot products, each lane ends with one head's
+//   full sum (GROUP - 1 + 4 - log2(GROUP) shuffles, 5 at GROUP 4, against 4 a head), takes that
+//   head's exponentials alone, and hands the factors to the other lanes (44.7 -> 41.6 us).
+// - Scores in base 2 (q scaled by log2(e)): an exponential is one ex2.
 //
 // The rows come in through a ring of STAGES steps per warp in shared memory, copied with cp.async:
 // while a warp computes one step, the next STAGES - 1 are in flight. Loaded into registers instead,
@@ -57,6 +67,8 @@ const char* kSource = R"CUDA(
 // keys and values, laid out [u][key, value][lane] so a warp's reads of one row are contiguous
 #define ROW_BYTES (PER * 2)
 #define STEP_BYTES (UNROLL * 2 * 32 * ROW_BYTES)
+// whether a half-warp's UNROLL tokens of a step (which start at a multiple of UNROLL) lie in one block
+#define ALIGNED (BLOCK_SIZE % UNROLL == 0)
 
 // PER bf16 values as PER / 2 32-bit words, loaded with 8- or 16-byte loads and kept packed in
 // registers until used (half the registers of floats: more warps fit on an SM).
@@ -102,15 +114,56 @@ __device__ __forceinline__ void copyRow(char* dst, const bf16* src, bool ok) {
 #endif
 }
 
+// log2(GROUP): a half-warp's scores of its GROUP query heads are reduce-scattered in LOG2G halving
+// steps, after which lane sub holds the full score of head sub >> OWNER_SHIFT alone
+#if GROUP == 1
+#define LOG2G 0
+#elif GROUP == 2
+#define LOG2G 1
+#elif GROUP == 4
+#define LOG2G 2
+#else
+#define LOG2G 3
+#endif
+#define OWNER_SHIFT (4 - LOG2G)
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// d[g]: this lane's partial dot products with the GROUP query heads; returns the half-warp's full
+// sum for the head this lane owns (sub >> OWNER_SHIFT). At each halving step a lane keeps half its
+// heads and sends the other half to its partner: GROUP - 1 shuffles, then 4 - LOG2G for the one sum
+// left, 5 at GROUP 4 against 16 for reducing each head on its own.
+__device__ __forceinline__ float reduceScatter(float (&d)[GROUP], int sub) {
+#pragma unroll
+  for (int level = 0; level < LOG2G; level++) {
+    const int o = 8 >> level, n = GROUP >> level;
+    const bool upper = sub & o;
+#pragma unroll
+    for (int j = 0; j < n / 2; j++) {
+      const float send = upper ? d[j] : d[j + n / 2];
+      const float keep = upper ? d[j + n / 2] : d[j];
+      d[j] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+  }
+  float v = d[0];
+#pragma unroll
+  for (int o = 8 >> LOG2G; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 // (512, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled
 extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
     const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
-    const bf16* __restrict__ kc,                 // [numBlocks * blockSize, Hkv, HEAD_DIM]
+    const bf16* __restrict__ kc,                 // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
     const bf16* __restrict__ vc,                 // same
     const long long* __restrict__ tables,        // [B, W] block ids
     const long long* __restrict__ positions,     // [B]: attend over [0, position]
     bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM] (splits == 1)
-    int W, int blockSize, int Hkv, float scale,
+    int W, int Hkv, float scale,
     int splits,                                  // blockIdx.z's range
     float* __restrict__ partSums,                // [B, Hkv * GROUP, splits, HEAD_DIM] (splits > 1)
     float* __restrict__ partStats) {             // [B, Hkv * GROUP, splits, 2]: maximum, denominator
@@ -123,7 +176,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
   depLaunchNext();
   // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
   const int seqLen = (int)positions[b] + 1;
-  const int chunk = (seqLen + splits - 1) / splits;
+  // a multiple of UNROLL, so a half-warp's UNROLL tokens of a step start at one too
+  const int chunk = ((seqLen + splits - 1) / splits + UNROLL - 1) / UNROLL * UNROLL;
   const int first = split * chunk;
   const int len = min(seqLen, first + chunk);
   const int Hq = Hkv * GROUP;
@@ -138,11 +192,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
   // step i's rows into its place in the ring, as one cp.async group (empty past the last step)
   const auto issue = [&](int i) {
     char* dst = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
+    // the half-warp's UNROLL tokens start at a multiple of UNROLL: in blocks of a multiple of UNROLL
+    // tokens, all lie in one block, and one look-up of the table serves them
+    const int t0 = start + i * stride + half * UNROLL;
+    const long long block0 = ALIGNED && i < steps && t0 < len ? table[t0 / BLOCK_SIZE] : 0;
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const int t = start + i * stride + half * UNROLL + u;
       const bool ok = i < steps && t < len;
-      const size_t slot = ok ? (size_t)table[t / blockSize] * blockSize + t % blockSize : 0;
+      const long long block = ALIGNED ? block0 : ok ? table[t / BLOCK_SIZE] : 0;
+      const size_t slot = ok ? (size_t)block * BLOCK_SIZE + t % BLOCK_SIZE : 0;
       copyRow(dst + (2 * u) * 32 * ROW_BYTES, kc + slot * rowStride + headOffset, ok);
       copyRow(dst + (2 * u + 1) * 32 * ROW_BYTES, vc + slot * rowStride + headOffset, ok);
     }
@@ -150,63 +209,74 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
   };
 #pragma unroll
   for (int i = 0; i < STAGES - 1; i++) issue(i);
-  float qr[GROUP][PER], acc[GROUP][PER], m[GROUP], l[GROUP];
+  // scores in base 2 (q scaled by log2(e) too), so an exponential is one ex2
+  const float qScale = scale * 1.4426950408889634f;
+  // the running maximum and denominator of the one head this lane owns
+  const int own = sub >> OWNER_SHIFT;
+  float mOwn = NEG_INF, lOwn = 0.f;
+  float qr[GROUP][PER], acc[GROUP][PER];
 #pragma unroll
   for (int g = 0; g < GROUP; g++) {
     const Raw qraw = loadRaw(q + ((size_t)b * Hq + h * GROUP + g) * HEAD_DIM + sub * PER);
 #pragma unroll
     for (int i = 0; i < PER; i++) {
-      qr[g][i] = at(qraw, i) * scale;
+      qr[g][i] = at(qraw, i) * qScale;
       acc[g][i] = 0.f;
     }
-    m[g] = NEG_INF;
-    l[g] = 0.f;
   }
   for (int i = 0; i < steps; i++) {
     issue(i + STAGES - 1);
     asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");  // step i has landed
     const char* rows = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
     const int base = start + i * stride + half * UNROLL;
-    // scores of the step's UNROLL tokens first, then one rescale of the running sums per step
-    // (not per token): half the exponentials and a quarter of the rescaling multiplies
-    float s[UNROLL][GROUP];
+    // the owned head's scores of the step's UNROLL tokens, then one rescale of the running sums per
+    // step (not per token)
+    float s[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const Raw kr = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u) * 32 * ROW_BYTES));
+      float d[GROUP];
 #pragma unroll
       for (int g = 0; g < GROUP; g++) {
-        float d = 0.f;
+        d[g] = 0.f;
 #pragma unroll
-        for (int e = 0; e < PER; e++) d += qr[g][e] * at(kr, e);
-#pragma unroll
-        for (int o = LANES / 2; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);
-        s[u][g] = base + u < len ? d : NEG_INF;
+        for (int e = 0; e < PER; e++) d[g] += qr[g][e] * at(kr, e);
       }
+      const float sum = reduceScatter(d, sub);
+      s[u] = base + u < len ? sum : NEG_INF;
     }
-    // the step's tokens are consecutive: when its first is past the end, so are the others
-    // (a token past the end was copied as zeros: p * 0, never p * garbage)
-    if (base < len) {
-      Raw vr[UNROLL];
+    // Both half-warps go through this, past the end too, so every shuffle is the whole warp's: a
+    // half-warp whose tokens all lie past the end has every score -inf, and its maximum is taken
+    // as 0 while it has seen none, so each factor below is exp2(-inf) = 0, never exp2(-inf + inf).
+    // (A token past the end was copied as zeros: p * 0, never p * garbage.)
+    float mNew = mOwn;
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++)
-        vr[u] = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u + 1) * 32 * ROW_BYTES));
+    for (int u = 0; u < UNROLL; u++) mNew = fmaxf(mNew, s[u]);
+    const float mSafe = mNew == NEG_INF ? 0.f : mNew;
+    const float cOwn = ex2(mOwn - mSafe);  // mOwn = -inf before the first token: 0
+    lOwn *= cOwn;
+    float p[UNROLL];
 #pragma unroll
-      for (int g = 0; g < GROUP; g++) {
-        float mNew = m[g];
+    for (int u = 0; u < UNROLL; u++) {
+      p[u] = ex2(s[u] - mSafe);  // a token past the end: 0
+      lOwn += p[u];
+    }
+    mOwn = mNew;
+    // every lane's sums of every head take the owners' factors
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) mNew = fmaxf(mNew, s[u][g]);
-        const float c = __expf(m[g] - mNew);  // m = -inf before the first step: exp(-inf) = 0
-        l[g] *= c;
+    for (int g = 0; g < GROUP; g++) {
+      const float c = __shfl_sync(0xffffffffu, cOwn, g << OWNER_SHIFT, LANES);
 #pragma unroll
         for (int e = 0; e < PER; e++) acc[g][e] *= c;
+    }
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-          const float p = __expf(s[u][g] - mNew);  // a token past the end: exp(-inf) = 0
-          l[g] += p;
+    for (int u = 0; u < UNROLL; u++) {
+      const Raw vr = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u + 1) * 32 * ROW_BYTES));
 #pragma unroll
-          for (int e = 0; e < PER; e++) acc[g][e] += p * at(vr[u], e);
-        }
-        m[g] = mNew;
+      for (int g = 0; g < GROUP; g++) {
+        const float pg = __shfl_sync(0xffffffffu, p[u], g << OWNER_SHIFT, LANES);
+#pragma unroll
+        for (int e = 0; e < PER; e++) acc[g][e] += pg * at(vr, e);
       }
     }
   }
@@ -221,10 +291,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
   for (int g = 0; g < GROUP; g++) {
 #pragma unroll
     for (int i = 0; i < PER; i++) sAcc[(me * GROUP + g) * HEAD_DIM + sub * PER + i] = acc[g][i];
-    if (sub == 0) {
-      sM[me * GROUP + g] = m[g];
-      sL[me * GROUP + g] = l[g];
-    }
+  }
+  if ((sub & ((1 << OWNER_SHIFT) - 1)) == 0) {
+    sM[me * GROUP + own] = mOwn;
+    sL[me * GROUP + own] = lOwn;
   }
   __syncthreads();
   for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += blockDim.x) {
@@ -235,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
     // M = -inf only in a split past a short sequence's end (no tokens at all): its sums stay 0
     if (M != NEG_INF) {
       for (int w = 0; w < halves; w++) {
-        const float f = __expf(sM[w * GROUP + g] - M);  // a half-warp with no tokens: exp(-inf) = 0
+        const float f = ex2(sM[w * GROUP + g] - M);  // a half-warp with no tokens: exp2(-inf) = 0
         L += sL[w * GROUP + g] * f;
         A += sAcc[(w * GROUP + g) * HEAD_DIM + d] * f;
       }
@@ -266,7 +336,7 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
   float L = 0.f, A = 0.f;
   for (int s = 0; s < splits; s++) {
     if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
-    const float f = __expf(stats[2 * s] - M);
+    const float f = ex2(stats[2 * s] - M);
     L += stats[2 * s + 1] * f;
     A += partSums[(head * splits + s) * HEAD_DIM + threadIdx.x] * f;
   }
@@ -274,7 +344,7 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
 }
 )CUDA";
 
-// The kernel for (device, head dim, group size), allowed the most shared memory the device has
+// The kernels for (device, head dim, group size, block size), the attention allowed the most shared memory the device has
 // (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
 struct Kernels {
   void* attention;
@@ -298,11 +368,11 @@ int stages() {
 constexpr int kUnroll = 4;
 size_t ringStepBytes(int headDim) { return static_cast<size_t>(kUnroll) * 2 * 32 * (headDim / 16) * 2; }
 
-Kernels kernelsFor(int device, int headDim, int group, cudaStream_t stream) {
+Kernels kernelsFor(int device, int headDim, int group, int blockSize, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
   const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
-                                            "STAGES=" + std::to_string(stages()),
-                                            "UNROLL=" + std::to_string(kUnroll)};
+                                            "BLOCK_SIZE=" + std::to_string(blockSize),
+                                            "STAGES=" + std::to_string(stages()), "UNROLL=" + std::to_string(kUnroll)};
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
   nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
@@ -353,7 +423,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   int Hkv = static_cast<int>(k.size(1)), W = static_cast<int>(tables.size(1));
   const int G = Hq / Hkv;
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(q.get_device()).stream();
-  const Kernels kernels = kernelsFor(q.get_device(), D, G, stream);
+  const Kernels kernels = kernelsFor(q.get_device(), D, G, blockSize, stream);
   at::Tensor out = at::empty_like(q);
   if (B == 0) return wrapTensor(env, out);
   // Few (KV head, sequence) blocks: more warps per block to split each sequence's tokens, until about 8
@@ -407,7 +477,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   }
   void* sp = splits > 1 ? partSums.data_ptr() : nullptr;
   void* stp = splits > 1 ? partStats.data_ptr() : nullptr;
-  void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &blockSize, &Hkv, &scale, &splits, &sp, &stp};
+  void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &Hkv, &scale, &splits, &sp, &stp};
   nvrtc::launch(kernels.attention, dim3(Hkv, B, splits), dim3(32 * warps), shared, stream, args,
                 "pagedDecodeAttention");
   if (splits > 1) {
@@ -417,11 +487,11 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
-// pagedDecodeAttentionPrepare(device, headDim, group): compiles and loads the kernel now (not
-// during a CUDA graph capture, where loading a module is not allowed).
+// pagedDecodeAttentionPrepare(device, headDim, group, blockSize): compiles and loads the kernel now
+// (not during a CUDA graph capture, where loading a module is not allowed).
 Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
   kernelsFor(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
-             info[2].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
+             info[2].As<Napi::Number>().Int32Value(), info[3].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
   return info.Env().Undefined();
 }
 

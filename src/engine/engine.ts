@@ -425,7 +425,7 @@ export class Engine implements Generator, Disposable {
           `Engine: decodeAttention 'paged' runs on CUDA in bf16 with an addon built against a CUDA libtorch; this engine is ${model.device} ${model.computeDtype}: use 'auto', 'flash' or 'sdpa'`,
         );
       // compiled now: a CUDA graph capture cannot load a kernel
-      torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads);
+      torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads, this.blockSize);
     }
     const unfused =
       fusedDecodeUnsupported(this.generation, model.device, model.computeDtype) ??

@@ -75,7 +75,7 @@ export interface NativeBinding {
     scale: number,
     splits: number,
   ): Handle;
-  pagedDecodeAttentionPrepare(device: number, headDim: number, group: number): void;
+  pagedDecodeAttentionPrepare(device: number, headDim: number, group: number, blockSize: number): void;
   fusedAddRmsNorm(x: Handle, residual: Handle | null, weight: Handle, eps: number): [Handle, Handle | null];
   fusedQkNormRopeCache(
     qkv: Handle,

@@ -12,10 +12,13 @@ export function hasPagedDecodeAttention(): boolean {
   return native.builtWithCuda;
 }
 
-/** Compiles and loads the kernel for this head dim and group size now (it cannot be during a CUDA graph capture). */
-export function preparePagedDecodeAttention(device: Device, headDim: number, group: number): void {
+/**
+ * Compiles and loads the kernel for this head dim, group size and cache block size now (it cannot be
+ * during a CUDA graph capture).
+ */
+export function preparePagedDecodeAttention(device: Device, headDim: number, group: number, blockSize: number): void {
   withTorchError('pagedDecodeAttentionPrepare', [], () =>
-    native.pagedDecodeAttentionPrepare(cudaIndex(device), headDim, group),
+    native.pagedDecodeAttentionPrepare(cudaIndex(device), headDim, group, blockSize),
   );
 }
 

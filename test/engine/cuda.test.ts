@@ -113,16 +113,16 @@ describe('engine on CUDA', { skip }, () => {
     }
   });
 
-  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (splits: its choice, 1, 3 and 64; 4, 8 and 16 warps; groups 1 to 8; head dims 64 to 256)', () => {
-    const BS = 16;
-    for (const [B, Hkv, G, D] of [
-      [5, 8, 2, 128],
-      [5, 4, 4, 64],
-      [10, 8, 4, 128], // (KV head, row) blocks: 80 of 16 warps, 200 of 8, 320 of 4 (H200: 132 SMs)
-      [25, 8, 1, 128],
-      [40, 8, 2, 128],
-      [3, 2, 8, 128],
-      [3, 8, 1, 256],
+  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (splits: its choice, 1, 3 and 64; 4, 8 and 16 warps; groups 1 to 8; head dims 64 to 256; blocks of 6, 16 and 32 tokens)', () => {
+    // BS: tokens a cache block; 6 is no multiple of the 4 consecutive tokens a half-warp takes a step
+    for (const [B, Hkv, G, D, BS] of [
+      [5, 8, 2, 128, 16],
+      [5, 4, 4, 64, 6],
+      [10, 8, 4, 128, 16], // (KV head, row) blocks: 80 of 16 warps, 200 of 8, 320 of 4 (H200: 132 SMs)
+      [25, 8, 1, 128, 16],
+      [40, 8, 2, 128, 32],
+      [3, 2, 8, 128, 16],
+      [3, 8, 1, 256, 6],
     ]) {
       torch.noGrad(() =>
         torch.scope(() => {
@@ -174,7 +174,7 @@ describe('engine on CUDA', { skip }, () => {
               const diff = out.narrow(0, b, 1).squeeze(0).float().sub(ref).abs().max().item();
               assert.ok(
                 diff < 2e-2,
-                `B ${B}, Hkv ${Hkv}, G ${G}, D ${D}, splits ${splits}, row ${b} (${lens[b]} tokens): max |diff| ${diff}`,
+                `B ${B}, Hkv ${Hkv}, G ${G}, D ${D}, block ${BS}, splits ${splits}, row ${b} (${lens[b]} tokens): max |diff| ${diff}`,
               );
             }
           }
