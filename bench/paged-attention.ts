@@ -27,6 +27,10 @@ const POINTS: [string, number, number, number, number, number, number][] = [
   ['0.6b', 16, 8, 128, 28, 256, 440],
   ['4b', 32, 8, 128, 36, 1, 576],
   ['4b', 32, 8, 128, 36, 64, 576],
+  // groups of 8 query heads per KV head (Qwen3-32B's 64 and 8, 16 of its 64 layers) and of 7 (Qwen2.5-7B's 28 and 4)
+  ['32b', 64, 8, 128, 16, 1, 576],
+  ['32b', 64, 8, 128, 16, 64, 576],
+  ['qwen2.5-7b', 28, 4, 128, 28, 64, 576],
 ];
 const REPEATS = 10;
 const SPLITS = [1, 2, 4, 8, 16, 32, 64];

@@ -114,17 +114,20 @@ __device__ __forceinline__ void copyRow(char* dst, const bf16* src, bool ok) {
 #endif
 }
 
-// log2(GROUP): a half-warp's scores of its GROUP query heads are reduce-scattered in LOG2G halving
-// steps, after which lane sub holds the full score of head sub >> OWNER_SHIFT alone
+// A half-warp's scores of its GROUP query heads are reduce-scattered in LOG2G halving steps over
+// GPAD = 2^LOG2G heads (GROUP rounded up to a power of two: Qwen2.5's 7 query heads a KV head, 14
+// of 2, take 8, the last a head of zeros), after which lane sub holds the full score of head
+// sub >> OWNER_SHIFT alone
 #if GROUP == 1
 #define LOG2G 0
 #elif GROUP == 2
 #define LOG2G 1
-#elif GROUP == 4
+#elif GROUP <= 4
 #define LOG2G 2
 #else
 #define LOG2G 3
 #endif
+#define GPAD (1 << LOG2G)
 #define OWNER_SHIFT (4 - LOG2G)
 
 __device__ __forceinline__ float ex2(float x) {
@@ -133,14 +136,14 @@ __device__ __forceinline__ float ex2(float x) {
   return y;
 }
 
-// d[g]: this lane's partial dot products with the GROUP query heads; returns the half-warp's full
+// d[g]: this lane's partial dot products with the GPAD query heads; returns the half-warp's full
 // sum for the head this lane owns (sub >> OWNER_SHIFT). At each halving step a lane keeps half its
-// heads and sends the other half to its partner: GROUP - 1 shuffles, then 4 - LOG2G for the one sum
+// heads and sends the other half to its partner: GPAD - 1 shuffles, then 4 - LOG2G for the one sum
 // left, 5 at GROUP 4 against 16 for reducing each head on its own.
-__device__ __forceinline__ float reduceScatter(float (&d)[GROUP], int sub) {
+__device__ __forceinline__ float reduceScatter(float (&d)[GPAD], int sub) {
 #pragma unroll
   for (int level = 0; level < LOG2G; level++) {
-    const int o = 8 >> level, n = GROUP >> level;
+    const int o = 8 >> level, n = GPAD >> level;
     const bool upper = sub & o;
 #pragma unroll
     for (int j = 0; j < n / 2; j++) {
@@ -155,8 +158,11 @@ __device__ __forceinline__ float reduceScatter(float (&d)[GROUP], int sub) {
   return v;
 }
 
-// (512, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled
-extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
+// (MAX_THREADS, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled.
+// MAX_THREADS (a define: the host caps the warps of a block at it) is 512, or 256 where GROUP *
+// HEAD_DIM passes 512 and a thread's sums and queries need more than the 128 registers 512 threads
+// leave (GROUP 8 at head dim 128 takes 217; at 256, 255 and some spill).
+extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attention(
     const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
     const bf16* __restrict__ kc,                 // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
     const bf16* __restrict__ vc,                 // same
@@ -235,12 +241,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const Raw kr = loadRaw(reinterpret_cast<const bf16*>(rows + (2 * u) * 32 * ROW_BYTES));
-      float d[GROUP];
+      float d[GPAD];
 #pragma unroll
-      for (int g = 0; g < GROUP; g++) {
+      for (int g = 0; g < GPAD; g++) {
         d[g] = 0.f;
+        if (g < GROUP) {
 #pragma unroll
-        for (int e = 0; e < PER; e++) d[g] += qr[g][e] * at(kr, e);
+          for (int e = 0; e < PER; e++) d[g] += qr[g][e] * at(kr, e);
+        }
       }
       const float sum = reduceScatter(d, sub);
       s[u] = base + u < len ? sum : NEG_INF;
@@ -292,7 +300,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) paged_decode_attention(
 #pragma unroll
     for (int i = 0; i < PER; i++) sAcc[(me * GROUP + g) * HEAD_DIM + sub * PER + i] = acc[g][i];
   }
-  if ((sub & ((1 << OWNER_SHIFT) - 1)) == 0) {
+  // (a head past GROUP, of a group rounded up to GPAD, is no head at all)
+  if ((sub & ((1 << OWNER_SHIFT) - 1)) == 0 && own < GROUP) {
     sM[me * GROUP + own] = mOwn;
     sL[me * GROUP + own] = lOwn;
   }
@@ -368,11 +377,17 @@ int stages() {
 constexpr int kUnroll = 4;
 size_t ringStepBytes(int headDim) { return static_cast<size_t>(kUnroll) * 2 * 32 * (headDim / 16) * 2; }
 
+// The most threads a block of the kernel takes (kSource's MAX_THREADS).
+int maxThreads(int headDim, int group) { return group * headDim > 512 ? 256 : 512; }
+
 Kernels kernelsFor(int device, int headDim, int group, int blockSize, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
-  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
+  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim),
+                                            "GROUP=" + std::to_string(group),
                                             "BLOCK_SIZE=" + std::to_string(blockSize),
-                                            "STAGES=" + std::to_string(stages()), "UNROLL=" + std::to_string(kUnroll)};
+                                            "STAGES=" + std::to_string(stages()),
+                                            "UNROLL=" + std::to_string(kUnroll),
+                                            "MAX_THREADS=" + std::to_string(maxThreads(headDim, group))};
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
   nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
@@ -461,7 +476,14 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
   }
   int warps = 4;
   while (splits == 1 && warps < 16 && static_cast<int64_t>(B) * Hkv * warps < 8 * limits.first) warps *= 2;
-  if (forcedWarps) warps = forcedWarps;
+  const int maxWarps = maxThreads(D, G) / 32;
+  warps = std::min(warps, maxWarps);
+  if (forcedWarps) {
+    TORCH_CHECK(forcedWarps <= maxWarps, "pagedDecodeAttention: AGENT_R1_PAGED_ATTENTION_WARPS=", forcedWarps,
+                " is more than the ", maxWarps, " warps a block takes at ", G, " query heads a KV head and head dim ",
+                D, "; unset it or set at most ", maxWarps);
+    warps = forcedWarps;
+  }
   while (warps > 1 && sharedFor(warps) > static_cast<size_t>(limits.second)) warps /= 2;
   const unsigned shared = static_cast<unsigned>(sharedFor(warps));
   const void* qp = q.data_ptr();

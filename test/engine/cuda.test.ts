@@ -113,7 +113,7 @@ describe('engine on CUDA', { skip }, () => {
     }
   });
 
-  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (splits: its choice, 1, 3 and 64; 4, 8 and 16 warps; groups 1 to 8; head dims 64 to 256; blocks of 6, 16 and 32 tokens)', () => {
+  it('the paged decode kernel reads scrambled blocks in place and equals float32 attention (splits: its choice, 1, 3 and 64; 4, 8 and 16 warps; groups 1 to 8, powers of two or not; head dims 64 to 256; blocks of 6, 16 and 32 tokens)', () => {
     // BS: tokens a cache block; 6 is no multiple of the 4 consecutive tokens a half-warp takes a step
     for (const [B, Hkv, G, D, BS] of [
       [5, 8, 2, 128, 16],
@@ -123,6 +123,11 @@ describe('engine on CUDA', { skip }, () => {
       [40, 8, 2, 128, 32],
       [3, 2, 8, 128, 16],
       [3, 8, 1, 256, 6],
+      // groups of no power of two (Qwen2.5: 14 query heads over 2, 40 over 8, 12 over 2), padded to one
+      [4, 2, 7, 64, 16],
+      [6, 8, 5, 128, 16],
+      [3, 2, 6, 128, 6],
+      [2, 4, 4, 256, 16], // 256 threads a block at most (GROUP * head dim over 512)
     ]) {
       torch.noGrad(() =>
         torch.scope(() => {
