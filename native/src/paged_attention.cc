@@ -42,8 +42,9 @@ constexpr int kMaxSplits = 64;
 // HEAD_DIM / 16 of each row's values (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache
 // rows per step.
 //
-// Measured on the H200 (bench/results/h200-paged-attention.log, the 4B shape's batch 64, 41.6 us a
-// call, 3.6 TB/s, against 54.3 us, 2.8 TB/s, at 1005cfe), the kernel was bound by its instructions:
+// Measured on the H200 (bench/results/h200-paged-attention-variants.log, the 4B shape's batch 64:
+// 41.6 us a call, 3.6 TB/s, against 54.3 us, 2.8 TB/s, at 1005cfe), the kernel was bound by its
+// instructions:
 // - The block size compiled in: a division by a number known only at run time is some 20
 //   instructions, and the token -> slot look-up took two a token (54.3 -> 44.7 us). A half-warp's
 //   tokens of a step then also share one look-up of the block table.
