@@ -26,6 +26,10 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export AGENT_R1_NATIVE="$root/native/build/Release/agent_r1_native.node"
 export AGENT_R1_PYTHON=python3
+# configs: the configurations of a ';'-separated list ($1, as SWEEP_ENVS), each a space-separated list of
+# VAR=value, an empty one the defaults (the extra ';': read drops a last empty field, which would lose a
+# trailing run of the defaults; with it, an empty list is one run of the defaults)
+read_configs() { IFS=';' read -r -a configs <<< "${1:-};"; }
 head_line() { echo "# $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1); torch $(python3 -c 'import torch;print(torch.__version__)'); at $(cat "$root/.devexp/commit" 2>/dev/null || echo '?'); $*"; }
 for job in "$@"; do
   t0=$(date +%s)
@@ -60,8 +64,7 @@ for job in "$@"; do
       done > "$OUT/engine-decode-tail.log" 2>&1
       cut -c1-300 "$OUT/engine-decode-tail.log" ;;
     paged)
-      # once per configuration of PAGED_ENVS (as SWEEP_ENVS below; unset: the defaults)
-      IFS=';' read -r -a configs <<< "${PAGED_ENVS:-};"
+      read_configs "${PAGED_ENVS:-}"
       { head_line "node .devexp/native/paged-attention.mjs"
         for c in "${configs[@]}"; do
           read -r -a vars <<< "$c"
@@ -73,9 +76,7 @@ for job in "$@"; do
       { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1
       cut -c1-300 "$OUT/decode-gemv.log" ;;
     sweep)
-      # (the extra ';': read drops a last empty field, which would lose a trailing run of the defaults;
-      # with it, an unset SWEEP_ENVS is one run of the defaults)
-      IFS=';' read -r -a configs <<< "${SWEEP_ENVS:-};"
+      read_configs "${SWEEP_ENVS:-}"
       log="$OUT/sweep${SWEEP_TAG:+-$SWEEP_TAG}.log"
       { head_line "node .devexp/native/engine-decode.mjs --suite --no-reference --suite-points ${SWEEP_POINTS:-0.6b:1,4b:1}, per configuration"
         for c in "${configs[@]}"; do

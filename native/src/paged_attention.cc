@@ -205,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
     const long long block0 = ALIGNED && i < steps && t0 < len ? table[t0 / BLOCK_SIZE] : 0;
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
-      const int t = start + i * stride + half * UNROLL + u;
+      const int t = t0 + u;
       const bool ok = i < steps && t < len;
       const long long block = ALIGNED ? block0 : ok ? table[t / BLOCK_SIZE] : 0;
       const size_t slot = ok ? (size_t)block * BLOCK_SIZE + t % BLOCK_SIZE : 0;
@@ -354,8 +354,8 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
 }
 )CUDA";
 
-// The kernels for (device, head dim, group size, block size), the attention allowed the most shared memory the device has
-// (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
+// The kernels for (device, head dim, group size, block size), the attention allowed the most shared
+// memory the device has (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
 struct Kernels {
   void* attention;
   void* merge;
