@@ -16,6 +16,8 @@
 #           configuration of SWEEP_ENVS (';' between configurations, each space-separated VAR=value: the
 #           kernels' tuning choices; an empty one is the defaults), with bench/decode-gemv.ts's per-layer
 #           lines when SWEEP_GEMV=1; one log, sweep-$SWEEP_TAG.log
+#   profile Nsight Compute's duration of each engine kernel, one at a time (no overlap), over two decode steps
+#           of the 4B shape at batch 1 (PROFILE_ARGS replaces the engine-decode flags): the per-kernel budget
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -86,6 +88,14 @@ for job in "$@"; do
           [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep decode-gemv-layer
         done; } > "$log" 2>&1
       grep -E '^## |^\| [04]|layer|rror' "$log" | cut -c1-260 ;;
+    profile)
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      read -r -a pargs <<< "${PROFILE_ARGS:---layers 36 --hidden 2560 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 9728 --batch 1 --prompt-len 512 --new-tokens 16 --repeats 1}"
+      { head_line "ncu --clock-control none --metrics gpu__time_duration.sum, our kernels, launches 400-907: node .devexp/native/engine-decode.mjs ${pargs[*]}"
+        timeout 300 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
+          --kernel-name 'regex:^(gemv|qk_norm|paged|add_rms|sample|silu)' --launch-skip 400 --launch-count 508 \
+          node "$dev/engine-decode.mjs" "${pargs[@]}"; } > "$OUT/profile.log" 2>&1
+      grep -c gemv "$OUT/profile.log"; tail -3 "$OUT/profile.log" | cut -c1-300 ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
@@ -103,7 +113,7 @@ for job in "$@"; do
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
       { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, sweep, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, sweep, profile, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done

@@ -610,7 +610,9 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   // stages f(x) once, so more blocks would only read it again)
   const int threads = 256, warps = threads / 32;
   static const int sms = nvrtc::smCount(device);
-  const int64_t resident = static_cast<int64_t>(sms) * nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
+  static const std::string perSm = nvrtc::tuningChoice("AGENT_R1_GEMV_BLOCKS_PER_SM", {"1", "2", "3", "4"});
+  const int fit = nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
+  const int64_t resident = static_cast<int64_t>(sms) * (perSm.empty() ? fit : std::min(fit, std::stoi(perSm)));
   const int64_t blocks = std::min<int64_t>((N + warps - 1) / warps, resident);
   nvrtc::launch(f, dim3(static_cast<unsigned>(blocks)), dim3(threads), static_cast<unsigned>(shared), stream, args,
                 kWho);

@@ -187,6 +187,9 @@ void* kernel(int device, const char* source, const char* name, const std::vector
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor),
                                         "--std=c++17"};
     for (const auto& d : defines) options.push_back("-D" + d);
+    // an experiment's switch for every kernel: each lets the next kernel's blocks start as it starts
+    static const bool earlyTrigger = tuningChoice("AGENT_R1_EARLY_TRIGGER", {"0", "1"}) == "1";
+    if (earlyTrigger) options.push_back("-DEARLY_TRIGGER");
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());
     void* program = nullptr;
@@ -265,6 +268,9 @@ __device__ __forceinline__ unsigned int pack(float a, float b) {
 // lets the next kernel's blocks start once every block of this one has called it.
 __device__ __forceinline__ void depWait() {
 #if __CUDA_ARCH__ >= 900
+#ifdef EARLY_TRIGGER
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
