@@ -92,7 +92,7 @@ for job in "$@"; do
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       read -r -a pargs <<< "${PROFILE_ARGS:---layers 36 --hidden 2560 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 9728 --batch 1 --prompt-len 512 --new-tokens 16 --repeats 1}"
       { head_line "ncu --clock-control none --metrics gpu__time_duration.sum, our kernels, launches 400-907: node .devexp/native/engine-decode.mjs ${pargs[*]}"
-        timeout 300 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
+        timeout 150 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
           --kernel-name 'regex:^(gemv|qk_norm|paged|add_rms|sample|silu)' --launch-skip 400 --launch-count 508 \
           node "$dev/engine-decode.mjs" "${pargs[@]}"; } > "$OUT/profile.log" 2>&1
       grep -c gemv "$OUT/profile.log"; tail -3 "$OUT/profile.log" | cut -c1-300 ;;
