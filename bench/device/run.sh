@@ -3,10 +3,11 @@
 # (bench/device/bundle.sh says what to carry). Each argument is one job, run in order; logs go
 # to $OUT (the device tool's folder that comes back), one per job:
 #   build   the addon against the machine's libtorch (CUDA parts on)
-#   tests   the CUDA tests (test/*/cuda.test.ts, bundled; TESTS=engine runs test/engine's alone)
+#   tests   the CUDA tests (test/*/cuda*.test.ts, bundled; TESTS=engine runs test/engine's alone)
 #   tail    bench/engine-decode.ts at batch 1, 600-token prompt, temperature 1 (the e2e step's tail)
 #   paged   bench/paged-attention.ts (the decode attention kernel alone, by splits, against flash), once per
 #           configuration of PAGED_ENVS (as SWEEP_ENVS below) when set
+#   sampling bench/sampling.ts --device cuda (sampleRows at batch 1, 8, 64 and 256, inside CUDA graphs)
 #   gemv    bench/decode-gemv.ts (gemvRows against libtorch's linear at the decode step's matmuls)
 #   decode  bench/engine-decode.ts --suite (the engine's default scheduling, with the PyTorch reference),
 #           then --scheduling step (each decode step read before the next is queued; DECODE_STEP=0 leaves it out)
@@ -45,7 +46,7 @@ for job in "$@"; do
       # and its gsm8k rows in ../shared, which does not either
       data="$root/../shared/data/gsm8k"
       [ -f "$data/test.jsonl" ] || { mkdir -p "$data" && cp "$dev/gsm8k-test.jsonl" "$data/test.jsonl"; }
-      files=("$dev"/cuda-${TESTS:-*}.test.mjs)
+      files=("$dev"/cuda-${TESTS:-}*.test.mjs)
       { head_line "node --test ${files[*]#$root/}"; node --test --test-concurrency=1 "${files[@]}"; } > "$OUT/cuda-tests.log" 2>&1
       grep -E '^# (tests|pass|fail|skipped)|not ok' "$OUT/cuda-tests.log" ;;
     decode)
@@ -74,6 +75,9 @@ for job in "$@"; do
           env "${vars[@]}" node "$dev/paged-attention.mjs"
         done; } > "$OUT/paged-attention.log" 2>&1
       cut -c1-400 "$OUT/paged-attention.log" ;;
+    sampling)
+      { head_line "node .devexp/native/sampling.mjs --device cuda"; node "$dev/sampling.mjs" --device cuda; } > "$OUT/sampling.log" 2>&1
+      cut -c1-200 "$OUT/sampling.log" | tail -12 ;;
     gemv)
       { head_line "node .devexp/native/decode-gemv.mjs"; node "$dev/decode-gemv.mjs"; } > "$OUT/decode-gemv.log" 2>&1
       cut -c1-300 "$OUT/decode-gemv.log" ;;
@@ -85,7 +89,7 @@ for job in "$@"; do
           read -r -a vars <<< "$c"
           echo "## ${c:-the defaults}"
           env "${vars[@]}" node "$dev/engine-decode.mjs" --suite --no-reference --suite-points "${SWEEP_POINTS:-0.6b:1,4b:1}"
-          [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep decode-gemv-layer
+          [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep "\"rows\":1,"
         done; } > "$log" 2>&1
       grep -E '^## |^\| [04]|layer|rror' "$log" | cut -c1-260 ;;
     profile)
@@ -113,7 +117,7 @@ for job in "$@"; do
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
       { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, paged, gemv, tail, decode, nopdl, sweep, profile, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, sampling, gemv, tail, decode, nopdl, sweep, profile, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done

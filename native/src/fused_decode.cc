@@ -21,6 +21,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -100,37 +102,80 @@ extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigne
   }
 }
 
-// One block of 32 warps per row of float32 logits [B, V]: the row's next token and its logprob, as
-// sampling.ts's sampleTokens computes them over libtorch ops (scaled = logits / temperature, lse =
-// logsumexp(scaled); a greedy row takes the first argmax, a sampled row the first token whose running
-// sum of exp(scaled - lse) passes u * total, the last token of nonzero probability if rounding puts
-// u * total at the total; logprob = scaled[token] - lse). Warp w owns the w-th 32nd of the row
-// (rounded to whole 32-token chunks), read coalesced; the running sums are in exp(scaled - max)
-// units (lse = max + log(sum)), so only the warp whose part holds the target scans it, chunk by chunk.
-// uniforms == null: every row is greedy; greedy == null: every row is sampled (when uniforms are given).
-extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __restrict__ logits, int V,
+// f(i, row[i]) for the indices i of [lo, hi) that are lane's (lo + lane, lo + lane + 32, ...), in
+// order, with LANE_LOADS of them loaded at once: else each load waits for the one before, behind the
+// division's branch
+#define LANE_LOADS 4
+template <typename F>
+__device__ __forceinline__ void forLaneIndices(const float* __restrict__ row, int lo, int hi, int lane, F f) {
+  for (int i = lo + lane; i < hi; i += 32 * LANE_LOADS) {
+    float v[LANE_LOADS];
+#pragma unroll
+    for (int j = 0; j < LANE_LOADS; j++) v[j] = i + 32 * j < hi ? row[i + 32 * j] : 0.f;
+#pragma unroll
+    for (int j = 0; j < LANE_LOADS; j++)
+      if (i + 32 * j < hi) f(i + 32 * j, v[j]);
+  }
+}
+
+// Each row's next token and its logprob from float32 logits [B, V], as sampling.ts's sampleTokens
+// computes them over libtorch ops (scaled = logits / temperature, lse = logsumexp(scaled); a greedy
+// row takes the first argmax, a sampled row the first token whose running sum of exp(scaled - lse)
+// passes u * total, the last token of nonzero probability if rounding puts u * total at the total;
+// logprob = scaled[token] - lse). uniforms == null: every row is greedy; greedy == null: every row
+// is sampled (when uniforms are given).
+// A row is spread over P blocks of 32 warps (gridDim.y; FusedSampleRows' sampleSlices: the same P at
+// every batch, so that a row's sums do not depend on the rows beside it): with one block per row, batch 1 left the whole row to one SM, 92 us a
+// step on an H200 (Nsight Compute) against a 1.05 ms step of Qwen3-0.6B; 64 blocks take 9 to 12 us.
+// Block p takes the p-th slice of the row, warp w the w-th 32nd of the slice (its part; whole
+// 32-token chunks, read coalesced). A block finds its slice's max and first argmax, then each
+// part's sum of exp(scaled - the slice's max) and the slice's last token of nonzero probability;
+// with P > 1 it leaves them in its SLICE_RECORD floats of `slices` [B, P], and the row's last block
+// to arrive (arrivals[b] counts them; that block sets it back to 0, so every launch and CUDA-graph
+// replay starts from 0) rescales them to the row's max M (lse = M + log(total)). P == 1 needs
+// neither. The running sums are in exp(scaled - M) units, so for a sampled row that block locates
+// u * total among the slices, then among the slice's parts, then among 32nds of that part (one per
+// warp, summed afresh), and one warp walks that 32nd chunk by chunk with a warp scan: a few chunks
+// one after another, where walking a whole part took up to 149 at P == 1. The sums of each level
+// are added in another order than the level below's, so rounding can put u * total past the end of
+// the sums of the slice, part or 32nd that holds it: then the token is that one's last of nonzero
+// probability. At most 32 registers, so that an SM holds two blocks (batches of more rows than SMs).
+#define SLICE_RECORD 36  // max, its first index, the last index of nonzero probability, the sum, the 32 parts' sums
+#define MAX_SLICES 64
+extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* __restrict__ logits, int V,
                                                              const float* __restrict__ temperature,
                                                              const float* __restrict__ uniforms,
                                                              const bool* __restrict__ greedy,
                                                              long long* __restrict__ tokens,
-                                                             float* __restrict__ logprobs) {
-  __shared__ float sMax[32], sSum[32];
-  __shared__ int sArg[32], sLast[32];
-  const int b = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+                                                             float* __restrict__ logprobs,
+                                                             float* __restrict__ slices,
+                                                             int* __restrict__ arrivals) {
+  __shared__ float sMax[32], sSum[32], sSub[32], sSliceSum[MAX_SLICES], sSliceScale[MAX_SLICES], sStart[MAX_SLICES + 1];
+  __shared__ int sArg[32], sLast[32], sSubLast[32], sSliceLast[MAX_SLICES];
+  __shared__ float sRowMax;
+  __shared__ int sRowArg, sRowLast, sTicket, sSlice;
+  const int b = blockIdx.x, P = gridDim.y, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* row = logits + (size_t)b * V;
   depWait();
   depLaunchNext();
   const float t = temperature[b];
   const bool isGreedy = !uniforms || (greedy && greedy[b]);
-  const int seg = ((V + 31) / 32 + 31) / 32 * 32;  // a warp's part, whole chunks of 32
-  const int lo = min(V, warp * seg), hi = min(V, lo + seg);
-  // pass 1: the max and its first index
+  const int sliceChunks = ((V + 31) / 32 + P - 1) / P, partChunks = (sliceChunks + 31) / 32;
+  // [lo, hi): part w of slice p
+  const auto partOf = [&](int p, int w, int& lo, int& hi) {
+    const int sliceLo = min(V, p * sliceChunks * 32), sliceHi = min(V, sliceLo + sliceChunks * 32);
+    lo = min(sliceHi, sliceLo + w * partChunks * 32);
+    hi = min(sliceHi, lo + partChunks * 32);
+  };
+  int lo, hi;
+  partOf(blockIdx.y, warp, lo, hi);
+  // pass 1: the slice's max and its first index
   float m = NEG_INF;
   int arg = V;
-  for (int i = lo + lane; i < hi; i += 32) {
-    const float x = row[i] / t;
+  forLaneIndices(row, lo, hi, lane, [&](int i, float v) {
+    const float x = v / t;
     if (x > m) { m = x; arg = i; }  // a lane's indices rise, so the first max wins within a lane
-  }
+  });
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
@@ -143,14 +188,16 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
   int A = sArg[0];
   for (int w = 1; w < 32; w++)
     if (sMax[w] > M || (sMax[w] == M && sArg[w] < A)) { M = sMax[w]; A = sArg[w]; }
-  // pass 2: each warp's sum of exp(scaled - M), and its last index of nonzero probability
+  // pass 2: each part's sum of exp(scaled - M), and its last index of nonzero probability (a slice
+  // of masked tokens alone, M = -inf, sums exp(-inf - 0) = 0 rather than NaN)
+  const float ref = M == NEG_INF ? 0.f : M;
   float sum = 0.f;
   int last = -1;
-  for (int i = lo + lane; i < hi; i += 32) {
-    const float e = expf(row[i] / t - M);
+  forLaneIndices(row, lo, hi, lane, [&](int i, float v) {
+    const float e = expf(v / t - ref);
     sum += e;
     if (e > 0.f) last = i;
-  }
+  });
   sum = warpSum(sum);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
@@ -159,43 +206,178 @@ extern "C" __global__ void __launch_bounds__(1024) sample_rows(const float* __re
   float S = 0.f;
   int L = -1;
   for (int w = 0; w < 32; w++) { S += sSum[w]; L = max(L, sLast[w]); }
+  int slice = 0;
+  float sliceStart = 0.f;
+  int sliceLast = L;
+  const float* rowSlices = slices + (size_t)b * P * SLICE_RECORD;
+  if (P > 1) {
+    float* mine = slices + ((size_t)b * P + blockIdx.y) * SLICE_RECORD;
+    if (warp == 0) {
+      mine[4 + lane] = sSum[lane];
+      if (lane == 0) {
+        mine[0] = M;
+        mine[1] = __int_as_float(A);
+        mine[2] = __int_as_float(L);
+        mine[3] = S;
+      }
+      __threadfence();  // the record is visible before the arrival that may let another block read it
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) sTicket = atomicAdd(arrivals + b, 1);
+    __syncthreads();
+    if (sTicket != P - 1) return;
+    if (threadIdx.x == 0) arrivals[b] = 0;
+    // the row's last block: the slices' records (read from L2: L1 may hold none of them, but is not coherent)
+    __threadfence();
+    if (warp == 0) {
+      float sm[2], ss[2];
+      int sl[2];
+      m = NEG_INF;
+      arg = V;
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const int k = lane + 32 * j;
+        sm[j] = NEG_INF;
+        ss[j] = 0.f;
+        sl[j] = -1;
+        if (k < P) {
+          const float* r = rowSlices + k * SLICE_RECORD;
+          sm[j] = __ldcg(r);
+          const int a = __float_as_int(__ldcg(r + 1));
+          sl[j] = __float_as_int(__ldcg(r + 2));
+          ss[j] = __ldcg(r + 3);
+          if (sm[j] > m) { m = sm[j]; arg = a; }  // slice k's indices are below slice k + 32's
+        }
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+        const int a2 = __shfl_xor_sync(0xffffffffu, arg, o);
+        if (m2 > m || (m2 == m && a2 < arg)) { m = m2; arg = a2; }
+      }
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const int k = lane + 32 * j;
+        if (k < P) {
+          const float scale = expf(sm[j] - m);  // 0 for a slice of masked tokens
+          sSliceScale[k] = scale;
+          sSliceSum[k] = ss[j] * scale;
+          sSliceLast[k] = sl[j];
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        // each slice's start in the running sum, added in order so that slice k's [start, start + sum)
+        // ends exactly where slice k + 1's starts
+        float run = 0.f;
+        int rowLast = -1;
+        for (int k = 0; k < P; k++) {
+          sStart[k] = run;
+          run += sSliceSum[k];
+          if (sSliceSum[k] > 0.f) rowLast = sSliceLast[k];
+        }
+        sStart[P] = run;
+        sRowMax = m;
+        sRowArg = arg;
+        sRowLast = rowLast;
+        sSlice = -1;
+      }
+    }
+    __syncthreads();
+    M = sRowMax;
+    A = sRowArg;
+    S = sStart[P];
+    L = sRowLast;
+  }
   const float lse = M + logf(S);
+  const auto emit = [&](int j) {
+    tokens[b] = j;
+    logprobs[b] = row[j] / t - lse;
+  };
   if (isGreedy) {
     if (threadIdx.x == 0) { tokens[b] = A; logprobs[b] = M - lse; }
     return;
   }
-  // pass 3: the warp whose part holds the target walks it in chunks of 32 with a warp scan
   const float target = uniforms[b] * S;
-  float before = 0.f;
-  for (int w = 0; w < warp; w++) before += sSum[w];
-  if (!(target < before + sSum[warp] && (target >= before || warp == 0))) {
-    if (threadIdx.x == 0 && !(target < S)) { tokens[b] = L; logprobs[b] = row[L] / t - lse; }  // at the total
+  if (P > 1) {
+    // the slice that holds the target, its start in the running sum and its parts' sums in exp(scaled - M) units
+    const int k = threadIdx.x;
+    if (k < P && target < sStart[k + 1] && (target >= sStart[k] || k == 0)) sSlice = k;
+    __syncthreads();
+    slice = sSlice;
+    if (slice < 0) {  // rounding puts the target at the total
+      if (threadIdx.x == 0) emit(L);
+      return;
+    }
+    sliceStart = sStart[slice];
+    sliceLast = sSliceLast[slice];
+    if (warp == 0) sSum[lane] = __ldcg(rowSlices + slice * SLICE_RECORD + 4 + lane) * sSliceScale[slice];
+    __syncthreads();
+  }
+  // the part of the slice that holds the target (every warp finds the same)
+  float run = sliceStart, partStart = 0.f;
+  for (int w = 0; w < 32; w++) {
+    if (w == lane) partStart = run;
+    run += sSum[w];
+  }
+  unsigned holders = __ballot_sync(0xffffffffu, target < partStart + sSum[lane] && (target >= partStart || lane == 0));
+  if (!holders) {  // past the slice's sum by rounding
+    if (threadIdx.x == 0) emit(sliceLast);
     return;
   }
-  float run = before;
-  for (int base = lo; base < hi; base += 32) {
+  const int part = __ffs(holders) - 1;
+  partStart = __shfl_sync(0xffffffffu, partStart, part);
+  partOf(slice, part, lo, hi);
+  // warp w sums the w-th 32nd of the part (whole chunks), in the walk's units
+  const int subChunks = ((hi - lo + 31) / 32 + 31) / 32;
+  const int subLo = min(hi, lo + warp * subChunks * 32), subHi = min(hi, subLo + subChunks * 32);
+  sum = 0.f;
+  last = -1;
+  forLaneIndices(row, subLo, subHi, lane, [&](int i, float v) {
+    const float e = expf(v / t - M);
+    sum += e;
+    if (e > 0.f) last = i;
+  });
+  sum = warpSum(sum);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+  if (lane == 0) { sSub[warp] = sum; sSubLast[warp] = last; }
+  __syncthreads();
+  run = partStart;
+  float subStart = 0.f;
+  int partLast = -1;
+  for (int w = 0; w < 32; w++) {
+    if (w == lane) subStart = run;
+    run += sSub[w];
+    partLast = max(partLast, sSubLast[w]);
+  }
+  holders = __ballot_sync(0xffffffffu, target < subStart + sSub[lane] && (target >= subStart || lane == 0));
+  if (!holders) {  // past the part's sum by rounding
+    if (threadIdx.x == 0) emit(partLast >= 0 ? partLast : sliceLast);
+    return;
+  }
+  const int holder = __ffs(holders) - 1;
+  run = __shfl_sync(0xffffffffu, subStart, holder);
+  if (warp != holder) return;
+  // the walk of that 32nd in chunks of 32 with a warp scan; a token of probability 0 is never drawn,
+  // though the scan's rounding may leave its running sum above the one before
+  for (int base = subLo; base < subHi; base += 32) {
     const int i = base + lane;
-    float e = i < hi ? expf(row[i] / t - M) : 0.f;
+    const float x = i < subHi ? expf(row[i] / t - M) : 0.f;
+    float e = x;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
       const float n = __shfl_up_sync(0xffffffffu, e, o);
       if (lane >= o) e += n;
     }
-    const unsigned passed = __ballot_sync(0xffffffffu, i < hi && run + e > target);
+    const unsigned passed = __ballot_sync(0xffffffffu, x > 0.f && run + e > target);
     if (passed) {
-      const int first = base + __ffs(passed) - 1;
-      if (lane == 0) { tokens[b] = first; logprobs[b] = row[first] / t - lse; }
+      if (lane == 0) emit(base + __ffs(passed) - 1);
       return;
     }
     run += __shfl_sync(0xffffffffu, e, 31);
   }
-  // rounding between the warp sums and this walk: the part's last token of nonzero probability
-  if (lane == 0) {
-    int j = hi - 1;
-    while (j > lo && !(expf(row[j] / t - M) > 0.f)) j--;
-    tokens[b] = j;
-    logprobs[b] = row[j] / t - lse;
-  }
+  if (lane == 0) emit(sSubLast[warp]);  // past the 32nd's sum by rounding
 }
 
 // y [M, N] = f(x) [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows, where the step
@@ -248,19 +430,12 @@ __device__ __forceinline__ float squares8(const uint4& a) {
          hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
 }
 
-extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
-    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
-    uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
-    int M, int N, int K, int mode, float eps) {
-  extern __shared__ uint4 xs[];  // f(x) [M, K]
-  __shared__ float partial[4][8];
+// f(x) [M, K] staged in xs (gemv_rows' modes); every thread of the block takes part, and the block is
+// synchronised on return. `partial`: shared scratch of 4 x (warps) floats for the norm's sums.
+__device__ __forceinline__ void stageX(uint4* xs, const uint4* __restrict__ x, const uint4* __restrict__ residual,
+                                       const uint4* __restrict__ normW, uint4* __restrict__ resOut, int M,
+                                       int chunks, int K, int mode, float eps, float (*partial)[8]) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int chunks = K >> 3, stride = gridDim.x * warps;
-  int n = blockIdx.x * warps + warp;
-  uint4 wv[BATCH];
-  if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
-  depWait();
-  depLaunchNext();
   if (mode == 1) {
     for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
       const int m = i / chunks, c = i - m * chunks;
@@ -306,6 +481,22 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
     for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) xs[i] = x[i];
   }
   __syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
+    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
+    uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
+    int M, int N, int K, int mode, float eps) {
+  extern __shared__ uint4 xs[];  // f(x) [M, K]
+  __shared__ float partial[4][8];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunks = K >> 3, stride = gridDim.x * warps;
+  int n = blockIdx.x * warps + warp;
+  uint4 wv[BATCH];
+  if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
+  depWait();
+  depLaunchNext();
+  stageX(xs, x, residual, normW, resOut, M, chunks, K, mode, eps, partial);
   for (; n < N; n += stride) {
     const uint4* row = W + (size_t)n * chunks;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -333,18 +524,122 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
     }
   }
 }
+
+// One row (M = 1) of y [N] = f(x) W [N, K]^T (+ bias), f as gemv_rows' modes, with the weight
+// streamed through shared memory by the copy engine (TMA bulk copies) instead of through registers.
+// Why: at one row the step is bound by reading weights, and how many bytes are in flight decides how
+// fast they come. gemv_rows holds its loads in registers, 96 KiB an SM at most (3 blocks of 8 warps,
+// 8 16-byte loads a lane); on the H200 it read a 4B-shaped layer's weights at 2.95 TB/s of 4.27, and
+// capping it to 1 or 2 blocks an SM (less in flight) made it slower in step, 1.8 and 2.3 TB/s
+// (bench/results/h200-gemv-stream-ring.log). A ring of S stages here keeps up to ~200 KiB an SM in
+// flight, and its first S stages are requested before depWait, while the kernel before still runs.
+// Each block owns a contiguous range of rows (N split evenly over the grid, one block an SM); a stage
+// is R whole rows (P == 1) or one P-th of a row (R == 1, P > 1, for rows past the stage size), so
+// each stage is one contiguous copy. R threads groups of 256 / R take a stage's rows; each warp's
+// sum of a stage goes to `partial` and each row's sum is added up there in a fixed order at the end
+// (no atomics: the same bits every run). Thread 0 issues the copies; the block waits on one mbarrier
+// a stage, and re-fills a stage once every thread has read it (__syncthreads).
+__device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void bulkLoad(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smemAddr(dst)),
+               "l"(src), "r"(bytes), "r"(smemAddr(bar))
+               : "memory");
+}
+
+__device__ __forceinline__ void barrierWait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(smemAddr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) gemv_stream(
+    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
+    uint4* __restrict__ resOut, const bf16* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
+    int N, int K, int mode, float eps, int logR, int P, int S) {
+  // [S mbarriers, 256 bytes][ring: S stages][f(x): K bf16][partial: a float per (stage, warp)]
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ float normPartial[4][8];
+  unsigned long long* full = (unsigned long long*)smem;
+  const int chunks = K >> 3, R = 1 << logR;
+  const int stageChunks = P == 1 ? R * chunks : chunks / P;
+  uint4* ring = (uint4*)(smem + 256);
+  uint4* xs = ring + (size_t)S * stageChunks;
+  float* partial = (float*)(xs + chunks);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int r0 = (int)((long long)blockIdx.x * N / gridDim.x);
+  const int rows = (int)((long long)(blockIdx.x + 1) * N / gridDim.x) - r0;
+  const int stages = P == 1 ? (rows + R - 1) >> logR : rows * P;
+  // stage j: R rows from r0 + j R (the last may hold fewer), or part j % P of row r0 + j / P
+  const auto stageSrc = [&](int j) -> const bf16* {
+    return P == 1 ? W + (size_t)(r0 + (j << logR)) * K : W + ((size_t)r0 * P + j) * (size_t)(K / P);
+  };
+  const auto stageBytes = [&](int j) -> unsigned {
+    return P == 1 ? (unsigned)(min(R, rows - (j << logR)) * K * 2) : (unsigned)(K / P * 2);
+  };
+  if (tid == 0) {
+    for (int s = 0; s < S; s++)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(full + s)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < S && s < stages; s++) bulkLoad(ring + (size_t)s * stageChunks, stageSrc(s), stageBytes(s), full + s);
+  }
+  depWait();
+  depLaunchNext();
+  stageX(xs, x, residual, normW, resOut, 1, chunks, K, mode, eps, normPartial);  // syncs: the barriers are set up
+  // P == 1: row rr of a stage is read by threads rr * 256 / R ..; P > 1: all 256 read the part
+  const int tprLog = 8 - logR;
+  const int rr = tid >> tprLog, tl = tid & ((1 << tprLog) - 1);
+  for (int j = 0; j < stages; j++) {
+    const int s = j % S;
+    barrierWait(full + s, (unsigned)(j / S) & 1u);
+    const uint4* st = ring + (size_t)s * stageChunks;
+    float acc = 0.f;
+    if (P == 1) {
+      if (rr < min(R, rows - (j << logR))) {
+        const uint4* row = st + rr * chunks;
+        for (int c = tl; c < chunks; c += 1 << tprLog) acc += dot8(row[c], xs[c]);
+      }
+    } else {
+      const uint4* xp = xs + (j % P) * stageChunks;
+      for (int c = tid; c < stageChunks; c += 256) acc += dot8(st[c], xp[c]);
+    }
+    acc = warpSum(acc);
+    if (lane == 0) partial[j * 8 + warp] = acc;
+    __syncthreads();  // every thread is done with stage s: it may be filled again
+    if (tid == 0 && j + S < stages) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      bulkLoad(ring + (size_t)s * stageChunks, stageSrc(j + S), stageBytes(j + S), full + s);
+    }
+  }
+  for (int l = tid; l < rows; l += 256) {
+    float sum = 0.f;
+    if (P == 1) {
+      const int j = l >> logR, w0 = (l & (R - 1)) << (3 - logR);
+      for (int w = w0; w < w0 + (8 >> logR); w++) sum += partial[j * 8 + w];
+    } else {
+      for (int j = l * P; j < (l + 1) * P; j++)
+        for (int w = 0; w < 8; w++) sum += partial[j * 8 + w];
+    }
+    const int n = r0 + l;
+    out[n] = toBf16(sum + (bias ? bf(bias[n]) : 0.f));
+  }
+}
 )CUDA";
 
 // The per-head kernel, one program per device and head dim.
 const char* kHeadKernel = R"CUDA(
-// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values): a
-// lane holds P = HEAD_DIM / 64 values of each half of the head, so rotate-half pairs value i with
-// i + HEAD_DIM / 2 in the same lane. q and k heads: the per-head norm (when `norm`, [Hq + Hkv,
-// HEAD_DIM]), then RoPE with cos and sin of position * invFreq (float32, rounded to bf16 as
-// libtorch's tables are), then q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
+// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values). q and
+// k heads: normRopeHead (nvrtc.cc's helpers: the per-head norm when `norm`, [Hq + Hkv, HEAD_DIM],
+// then RoPE at the token's position), q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
 // v heads: copied to vc at the slot. Caches are [slots, Hkv, HEAD_DIM].
-#define HALF (HEAD_DIM / 2)
-#define P (HEAD_DIM / 64)
 extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, const bf16* __restrict__ norm,
                                               const long long* __restrict__ positions,
                                               const float* __restrict__ invFreq, const long long* __restrict__ slots,
@@ -363,33 +658,9 @@ extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, cons
     for (int i = lane; i < HEAD_DIM; i += 32) dst[i] = src[i];
     return;
   }
-  float x1[P], x2[P];
-  float ss = 0.f;
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    x1[j] = bf(src[lane * P + j]);
-    x2[j] = bf(src[HALF + lane * P + j]);
-    ss += x1[j] * x1[j] + x2[j] * x2[j];
-  }
-  if (norm) {
-    const float inv = rsqrtf(warpSum(ss) / (float)HEAD_DIM + eps);
-    const bf16* w = norm + (size_t)head * HEAD_DIM;
-#pragma unroll
-    for (int j = 0; j < P; j++) {
-      x1[j] = round16(round16(x1[j] * inv) * bf(w[lane * P + j]));
-      x2[j] = round16(round16(x2[j] * inv) * bf(w[HALF + lane * P + j]));
-    }
-  }
-  const float pos = (float)positions[t];
   bf16* dst = head < Hq ? qOut + ((size_t)t * Hq + head) * HEAD_DIM : kc + (slot * Hkv + (head - Hq)) * HEAD_DIM;
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    const float f = pos * invFreq[lane * P + j];
-    const float c = round16(cosf(f)), s = round16(sinf(f));
-    // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]
-    dst[lane * P + j] = toBf16(round16(x1[j] * c) - round16(x2[j] * s));
-    dst[HALF + lane * P + j] = toBf16(round16(x2[j] * c) + round16(x1[j] * s));
-  }
+  normRopeHead<HEAD_DIM>(src, norm ? norm + (size_t)head * HEAD_DIM : nullptr, (float)positions[t], invFreq, eps, lane,
+                         dst);
 }
 
 )CUDA";
@@ -545,6 +816,46 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
+// How gemv_stream runs one row of x times weight [N, K] (stages 0: it does not, and gemv_rows does):
+// a stage is the most whole rows (1, 2, 4 or 8) within kGemvStageBytes, or for longer rows the
+// fewest equal parts of a row within it; the ring takes as many stages (2 to 16) as fit in
+// AGENT_R1_GEMV_RING_KB (default 192) beside f(x) and the per-stage sums. AGENT_R1_GEMV_STREAM=0
+// leaves every row to gemv_rows (to compare the two in bench/engine-decode.ts and bench/decode-gemv.ts).
+struct GemvStreamPlan {
+  int logRows = 0, parts = 1, stages = 0;
+  unsigned sharedBytes = 0;
+};
+constexpr int64_t kGemvStageBytes = 20 << 10;
+
+GemvStreamPlan gemvStreamPlan(int N, int K, int sms, int device) {
+  static const bool on = nvrtc::tuningChoice("AGENT_R1_GEMV_STREAM", {"0", "1"}) != "0";
+  static const int64_t ringBytes = [] {
+    const std::string v = nvrtc::tuningChoice("AGENT_R1_GEMV_RING_KB", {"48", "96", "144", "192"});
+    return static_cast<int64_t>(v.empty() ? 192 : std::stoi(v)) << 10;
+  }();
+  GemvStreamPlan plan;
+  if (!on || N <= 0) return plan;
+  const int64_t rowBytes = 2LL * K;
+  if (rowBytes <= kGemvStageBytes) {
+    while (plan.logRows < 3 && (rowBytes << (plan.logRows + 1)) <= kGemvStageBytes) plan.logRows++;
+  } else {
+    plan.parts = 2;
+    while (plan.parts <= 64 && ((K / 8) % plan.parts != 0 || rowBytes / plan.parts > kGemvStageBytes)) plan.parts++;
+    if (plan.parts > 64) return GemvStreamPlan{};
+  }
+  const int64_t stageBytes = plan.parts == 1 ? rowBytes << plan.logRows : rowBytes / plan.parts;
+  const int64_t grid = std::min(sms, N), maxRows = (N + grid - 1) / grid;
+  const int64_t maxStages = plan.parts == 1 ? (maxRows + (1 << plan.logRows) - 1) >> plan.logRows : maxRows * plan.parts;
+  // the mbarriers, f(x) and a float per (stage, warp)
+  const int64_t fixed = 256 + rowBytes + maxStages * 8 * 4;
+  static const int64_t maxShared = nvrtc::maxSharedBytes(device) - 1024;  // less the kernel's static shared memory
+  const int64_t stages = std::min<int64_t>(16, std::min(ringBytes, maxShared - fixed) / stageBytes);
+  if (stages < 2) return GemvStreamPlan{};
+  plan.stages = static_cast<int>(stages);
+  plan.sharedBytes = static_cast<unsigned>(fixed + stages * stageBytes);
+  return plan;
+}
+
 // fusedGemvRows(x, weight [N, K] bf16, bias [N] bf16 | null, mode, residual | null, normWeight | null, eps)
 //   -> [out [M, N], residualOut | null], M <= 4, K % 8 == 0; x by mode (gemv_rows): 0 x [M, K];
 //   1 gu [M, 2 K] (silu(gate) * up is multiplied); 2 x [M, K] with residual [M, K] | null and
@@ -592,6 +903,25 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   if (M == 0 || N == 0) return result();
   cudaStream_t stream = streamOf(x);
   const int device = x.get_device();
+  static const int sms = nvrtc::smCount(device);
+  if (M == 1) {
+    const GemvStreamPlan plan = gemvStreamPlan(N, k, sms, device);
+    if (plan.stages > 0) {
+      void* g = rowKernel(device, "gemv_stream", stream);
+      nvrtc::allowMaxSharedBytes(g, device, kWho);
+      const void* a0 = x.data_ptr();
+      const void* a1 = residual ? residual->data_ptr() : nullptr;
+      const void* a2 = normW ? normW->data_ptr() : nullptr;
+      void* a3 = residual ? resOut.data_ptr() : nullptr;
+      const void* a4 = w.data_ptr();
+      const void* a5 = bias ? bias->data_ptr() : nullptr;
+      void* a6 = out.data_ptr();
+      int logR = plan.logRows, P = plan.parts, S = plan.stages;
+      void* args[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &N, &k, &mode, &eps, &logR, &P, &S};
+      nvrtc::launch(g, dim3(static_cast<unsigned>(std::min(sms, N))), dim3(256), plan.sharedBytes, stream, args, kWho);
+      return result();
+    }
+  }
   void* f = gemvKernel(device, stream);
   const void* a0 = x.data_ptr();
   const void* a1 = residual ? residual->data_ptr() : nullptr;
@@ -609,7 +939,6 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   // one warp per row while the rows fit on the device at once, else as many blocks as fit (each
   // stages f(x) once, so more blocks would only read it again)
   const int threads = 256, warps = threads / 32;
-  static const int sms = nvrtc::smCount(device);
   static const std::string perSm = nvrtc::tuningChoice("AGENT_R1_GEMV_BLOCKS_PER_SM", {"1", "2", "3", "4"});
   const int fit = nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
   const int64_t resident = static_cast<int64_t>(sms) * (perSm.empty() ? fit : std::min(fit, std::stoi(perSm)));
@@ -617,6 +946,51 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   nvrtc::launch(f, dim3(static_cast<unsigned>(blocks)), dim3(threads), static_cast<unsigned>(shared), stream, args,
                 kWho);
   return result();
+}
+
+// sample_rows' record of one slice of a row, in floats (its SLICE_RECORD), and the most slices a row
+// takes (its MAX_SLICES)
+constexpr int kSliceRecordFloats = 36;
+constexpr int kMaxSlices = 64;
+// The rows sample_rows' arrival counters cover; a larger batch takes one block per row, which
+// fills the SMs anyway
+constexpr int kArrivalRows = 4096;
+
+// sample_rows' per-row arrival counters on `device`: zeros, which every launch leaves as it found
+// them, allocated once (fusedSamplingPrepare, or the first call outside a CUDA graph capture) and
+// never freed, as the graphs captured with them keep their address. Null when they are not
+// allocated yet and `stream` is being captured. Calls on one device share them, so they must not
+// run at the same time (the engine samples on one stream).
+int* sampleArrivals(int device, cudaStream_t stream) {
+  static std::mutex mutex;
+  // never destroyed: at exit it would outlive libtorch's allocator
+  static auto* byDevice = new std::map<int, at::Tensor>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = byDevice->find(device);
+  if (found != byDevice->end()) return found->second.data_ptr<int>();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (stream) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  if (status != cudaStreamCaptureStatusNone) return nullptr;
+  const auto index = static_cast<c10::DeviceIndex>(device);
+  at::Tensor counters = at::zeros({kArrivalRows}, at::TensorOptions().dtype(at::kInt).device(at::kCUDA, index));
+  c10::cuda::getCurrentCUDAStream(index).synchronize();  // zero for every stream
+  return byDevice->emplace(device, counters).first->second.data_ptr<int>();
+}
+
+// Blocks per row of sample_rows: 32 (fewer for a short row: at least 8 chunks of 32 tokens a
+// block), whatever the batch, so that a row's sums are added in the same order, and the same request
+// with the same seed draws the same token, whatever else is in the batch (issue 10: seeds honoured per
+// request). On the H200 (bench/sampling.ts) batch 1 took 9 to 12 us at 64 blocks a row, against 92
+// at one. Past kArrivalRows rows, one block a row. AGENT_R1_SAMPLE_SLICES sets the number (to compare
+// in bench/sampling.ts; 1: one block per row).
+constexpr int kSampleSlices = 32;
+static_assert(kSampleSlices <= kMaxSlices, "sample_rows holds MAX_SLICES records a row");
+int sampleSlices(int64_t B, int V) {
+  static const std::string forced =
+      nvrtc::tuningChoice("AGENT_R1_SAMPLE_SLICES", {"1", "2", "4", "8", "16", "32", "64"});
+  if (B > kArrivalRows) return 1;
+  const int64_t P = std::min<int64_t>(forced.empty() ? kSampleSlices : std::stoi(forced), (V + 31) / 32 / 8);
+  return static_cast<int>(std::max<int64_t>(P, 1));
 }
 
 // fusedSampleRows(logits [B, V] f32, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
@@ -642,25 +1016,37 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   Napi::Array result = Napi::Array::New(env, 2);
   if (B > 0) {
     cudaStream_t stream = streamOf(logits);
-    void* f = rowKernel(logits.get_device(), "sample_rows", stream);
-    const void* a0 = logits.data_ptr();
+    const int device = logits.get_device();
+    void* f = rowKernel(device, "sample_rows", stream);
     int V = static_cast<int>(logits.size(1));
+    const int P = sampleSlices(B, V);
+    int* arrivals = sampleArrivals(device, stream);
+    TORCH_CHECK(P == 1 || arrivals, kWho,
+                ": sampleRows' counters are not allocated yet and cannot be while a CUDA graph is captured; call "
+                "fusedSamplingPrepare first");
+    at::Tensor slices = P > 1 ? at::empty({B, P, kSliceRecordFloats}, logits.options()) : at::Tensor();
+    const void* a0 = logits.data_ptr();
     const void* a2 = temperature.data_ptr();
     const void* a3 = uniforms ? uniforms->data_ptr() : nullptr;
     const void* a4 = greedy ? greedy->data_ptr() : nullptr;
     void* a5 = tokens.data_ptr();
     void* a6 = logprobs.data_ptr();
-    void* args[] = {&a0, &V, &a2, &a3, &a4, &a5, &a6};
-    nvrtc::launch(f, dim3(static_cast<unsigned>(B)), dim3(1024), 0, stream, args, kWho);
+    void* a7 = P > 1 ? slices.data_ptr() : nullptr;
+    void* a8 = P > 1 ? arrivals : nullptr;
+    void* args[] = {&a0, &V, &a2, &a3, &a4, &a5, &a6, &a7, &a8};
+    nvrtc::launch(f, dim3(static_cast<unsigned>(B), static_cast<unsigned>(P)), dim3(1024), 0, stream, args, kWho);
   }
   result.Set(0u, wrapTensor(env, tokens));
   result.Set(1u, wrapTensor(env, logprobs));
   return result;
 }
 
-// fusedSamplingPrepare(device): compiles and loads sample_rows (its program holds the other row kernels too) now.
+// fusedSamplingPrepare(device): compiles and loads sample_rows (its program holds the other row kernels
+// too) and allocates its arrival counters now, as neither can be while a CUDA graph is captured.
 Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) {
-  rowKernel(info[0].As<Napi::Number>().Int32Value(), "sample_rows", nullptr);
+  const int device = info[0].As<Napi::Number>().Int32Value();
+  rowKernel(device, "sample_rows", nullptr);
+  sampleArrivals(device, nullptr);
   return info.Env().Undefined();
 }
 
@@ -673,6 +1059,7 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
               headDim);
   for (const char* name : {"add_rms_norm", "silu_mul"}) rowKernel(device, name, nullptr);
   gemvKernel(device, nullptr);
+  rowKernel(device, "gemv_stream", nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
 }
