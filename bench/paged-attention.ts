@@ -8,14 +8,10 @@
 // Prints per point the microseconds per call and the bytes of keys and values read per second, for
 // the kernel's own choice of splits (each sequence's tokens cut into ranges, one thread block each)
 // and for each fixed number of splits (1: one block per KV head and sequence, as before splits).
-// Then, at the 4B shape's batches 1 and 64, the fused decode trunk's attention as one kernel
-// (torch.qkNormRopePagedAttention: the q/k norms, RoPE and the cache write folded in) against the
-// two it replaces (qkNormRopeCache, then pagedDecodeAttention), in CUDA graphs alike.
 //
 // GPU:   bash bench/device/run.sh build paged     (after bench/device/bundle.sh here)
 import * as torch from '../src/torch/index.js';
 import type { Tensor } from '../src/torch/index.js';
-import { ropeInvFreq } from '../src/models/index.js';
 import { secondsPerCallInGraph } from './graph-time.js';
 
 const dev = 'cuda:0' as const;
@@ -103,71 +99,6 @@ for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS) {
           ratio_vs_flash: +(ref / ours).toFixed(3),
           ours_gb_per_s: Math.round(bytes / ours / 1e9),
           flash_gb_per_s: Math.round(bytes / ref / 1e9),
-        }),
-      );
-    }),
-  );
-}
-
-// the fused op against the two kernels it replaces, at the 4B shape's batches 1 and 64
-for (const [shape, Hq, Hkv, D, L, B, ctx] of POINTS.filter(([s, , , , , b]) => s === '4b' && (b === 1 || b === 64))) {
-  torch.noGrad(() =>
-    torch.scope(() => {
-      torch.manualSeed(0);
-      const perRow = Math.ceil(ctx / BS);
-      const numBlocks = B * perRow;
-      let mult = 7919;
-      while (numBlocks % mult === 0 || mult % numBlocks === 0) mult += 2;
-      const table = Array.from({ length: B }, (_, b) =>
-        Array.from({ length: perRow }, (_, j) => ((b * perRow + j) * mult) % numBlocks),
-      );
-      const tables = torch.tensor(table, { device: dev });
-      // each row's new token at position ctx - 1, its slot by its table
-      const positions = torch.full([B], ctx - 1, { dtype: 'int64', device: dev });
-      const slots = torch.tensor(
-        table.map((t) => t[Math.floor((ctx - 1) / BS)] * BS + ((ctx - 1) % BS)),
-        { device: dev },
-      );
-      const qkv = torch.randn([B, (Hq + 2 * Hkv) * D], { device: dev }).to('bfloat16');
-      const norm = torch
-        .randn([Hq + Hkv, D], { device: dev })
-        .mul(0.1)
-        .add(1)
-        .to('bfloat16');
-      const invFreq = ropeInvFreq({ type: 'default', theta: 1000000 }, D).to({ device: dev });
-      const paged = Array.from({ length: L }, () => ({
-        k: torch.randn([numBlocks * BS, Hkv, D], { device: dev }).to('bfloat16'),
-        v: torch.randn([numBlocks * BS, Hkv, D], { device: dev }).to('bfloat16'),
-      }));
-      const scale = 1 / Math.sqrt(D);
-      const eps = 1e-6;
-      const heads = { norm, positions, invFreq, slots, numHeads: Hq, numKvHeads: Hkv, eps };
-      const unfused = time(L, (l) => {
-        const q = torch.qkNormRopeCache(qkv, { ...heads, kCache: paged[l].k, vCache: paged[l].v, headDim: D });
-        return torch.pagedDecodeAttention(q, paged[l].k, paged[l].v, tables, positions, { blockSize: BS, scale });
-      });
-      const fused = time(L, (l) =>
-        torch.qkNormRopePagedAttention(qkv, {
-          ...heads,
-          kCache: paged[l].k,
-          vCache: paged[l].v,
-          blockTables: tables,
-          blockSize: BS,
-          scale,
-        }),
-      );
-      console.log(
-        JSON.stringify({
-          bench: 'paged-attention-fused',
-          shape,
-          batch: B,
-          ctx,
-          q_heads: Hq,
-          kv_heads: Hkv,
-          head_dim: D,
-          qk_norm_rope_cache_then_attention_us: +(unfused * 1e6).toFixed(1),
-          fused_us: +(fused * 1e6).toFixed(1),
-          speedup: +(unfused / fused).toFixed(3),
         }),
       );
     }),

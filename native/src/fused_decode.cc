@@ -430,12 +430,19 @@ __device__ __forceinline__ float squares8(const uint4& a) {
          hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
 }
 
-// f(x) [M, K] staged in xs (gemv_rows' modes); every thread of the block takes part, and the block is
-// synchronised on return. `partial`: shared scratch of 4 x (warps) floats for the norm's sums.
-__device__ __forceinline__ void stageX(uint4* xs, const uint4* __restrict__ x, const uint4* __restrict__ residual,
-                                       const uint4* __restrict__ normW, uint4* __restrict__ resOut, int M,
-                                       int chunks, int K, int mode, float eps, float (*partial)[8]) {
+extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
+    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
+    uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
+    int M, int N, int K, int mode, float eps) {
+  extern __shared__ uint4 xs[];  // f(x) [M, K]
+  __shared__ float partial[4][8];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int chunks = K >> 3, stride = gridDim.x * warps;
+  int n = blockIdx.x * warps + warp;
+  uint4 wv[BATCH];
+  if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
+  depWait();
+  depLaunchNext();
   if (mode == 1) {
     for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
       const int m = i / chunks, c = i - m * chunks;
@@ -481,22 +488,6 @@ __device__ __forceinline__ void stageX(uint4* xs, const uint4* __restrict__ x, c
     for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) xs[i] = x[i];
   }
   __syncthreads();
-}
-
-extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
-    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
-    uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
-    int M, int N, int K, int mode, float eps) {
-  extern __shared__ uint4 xs[];  // f(x) [M, K]
-  __shared__ float partial[4][8];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  const int chunks = K >> 3, stride = gridDim.x * warps;
-  int n = blockIdx.x * warps + warp;
-  uint4 wv[BATCH];
-  if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
-  depWait();
-  depLaunchNext();
-  stageX(xs, x, residual, normW, resOut, M, chunks, K, mode, eps, partial);
   for (; n < N; n += stride) {
     const uint4* row = W + (size_t)n * chunks;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -524,122 +515,18 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
     }
   }
 }
-
-// One row (M = 1) of y [N] = f(x) W [N, K]^T (+ bias), f as gemv_rows' modes, with the weight
-// streamed through shared memory by the copy engine (TMA bulk copies) instead of through registers.
-// Why: at one row the step is bound by reading weights, and how many bytes are in flight decides how
-// fast they come. gemv_rows holds its loads in registers, 96 KiB an SM at most (3 blocks of 8 warps,
-// 8 16-byte loads a lane); on the H200 it read a 4B-shaped layer's weights at 2.95 TB/s of 4.27, and
-// capping it to 1 or 2 blocks an SM (less in flight) made it slower in step, 1.8 and 2.3 TB/s
-// (bench/results/h200-gemv-stream-ring.log). A ring of S stages here keeps up to ~200 KiB an SM in
-// flight, and its first S stages are requested before depWait, while the kernel before still runs.
-// Each block owns a contiguous range of rows (N split evenly over the grid, one block an SM); a stage
-// is R whole rows (P == 1) or one P-th of a row (R == 1, P > 1, for rows past the stage size), so
-// each stage is one contiguous copy. R threads groups of 256 / R take a stage's rows; each warp's
-// sum of a stage goes to `partial` and each row's sum is added up there in a fixed order at the end
-// (no atomics: the same bits every run). Thread 0 issues the copies; the block waits on one mbarrier
-// a stage, and re-fills a stage once every thread has read it (__syncthreads).
-__device__ __forceinline__ unsigned smemAddr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void bulkLoad(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smemAddr(bar)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smemAddr(dst)),
-               "l"(src), "r"(bytes), "r"(smemAddr(bar))
-               : "memory");
-}
-
-__device__ __forceinline__ void barrierWait(unsigned long long* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(smemAddr(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-extern "C" __global__ void __launch_bounds__(256, 1) gemv_stream(
-    const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
-    uint4* __restrict__ resOut, const bf16* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
-    int N, int K, int mode, float eps, int logR, int P, int S) {
-  // [S mbarriers, 256 bytes][ring: S stages][f(x): K bf16][partial: a float per (stage, warp)]
-  extern __shared__ __align__(128) unsigned char smem[];
-  __shared__ float normPartial[4][8];
-  unsigned long long* full = (unsigned long long*)smem;
-  const int chunks = K >> 3, R = 1 << logR;
-  const int stageChunks = P == 1 ? R * chunks : chunks / P;
-  uint4* ring = (uint4*)(smem + 256);
-  uint4* xs = ring + (size_t)S * stageChunks;
-  float* partial = (float*)(xs + chunks);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int r0 = (int)((long long)blockIdx.x * N / gridDim.x);
-  const int rows = (int)((long long)(blockIdx.x + 1) * N / gridDim.x) - r0;
-  const int stages = P == 1 ? (rows + R - 1) >> logR : rows * P;
-  // stage j: R rows from r0 + j R (the last may hold fewer), or part j % P of row r0 + j / P
-  const auto stageSrc = [&](int j) -> const bf16* {
-    return P == 1 ? W + (size_t)(r0 + (j << logR)) * K : W + ((size_t)r0 * P + j) * (size_t)(K / P);
-  };
-  const auto stageBytes = [&](int j) -> unsigned {
-    return P == 1 ? (unsigned)(min(R, rows - (j << logR)) * K * 2) : (unsigned)(K / P * 2);
-  };
-  if (tid == 0) {
-    for (int s = 0; s < S; s++)
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smemAddr(full + s)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    for (int s = 0; s < S && s < stages; s++) bulkLoad(ring + (size_t)s * stageChunks, stageSrc(s), stageBytes(s), full + s);
-  }
-  depWait();
-  depLaunchNext();
-  stageX(xs, x, residual, normW, resOut, 1, chunks, K, mode, eps, normPartial);  // syncs: the barriers are set up
-  // P == 1: row rr of a stage is read by threads rr * 256 / R ..; P > 1: all 256 read the part
-  const int tprLog = 8 - logR;
-  const int rr = tid >> tprLog, tl = tid & ((1 << tprLog) - 1);
-  for (int j = 0; j < stages; j++) {
-    const int s = j % S;
-    barrierWait(full + s, (unsigned)(j / S) & 1u);
-    const uint4* st = ring + (size_t)s * stageChunks;
-    float acc = 0.f;
-    if (P == 1) {
-      if (rr < min(R, rows - (j << logR))) {
-        const uint4* row = st + rr * chunks;
-        for (int c = tl; c < chunks; c += 1 << tprLog) acc += dot8(row[c], xs[c]);
-      }
-    } else {
-      const uint4* xp = xs + (j % P) * stageChunks;
-      for (int c = tid; c < stageChunks; c += 256) acc += dot8(st[c], xp[c]);
-    }
-    acc = warpSum(acc);
-    if (lane == 0) partial[j * 8 + warp] = acc;
-    __syncthreads();  // every thread is done with stage s: it may be filled again
-    if (tid == 0 && j + S < stages) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      bulkLoad(ring + (size_t)s * stageChunks, stageSrc(j + S), stageBytes(j + S), full + s);
-    }
-  }
-  for (int l = tid; l < rows; l += 256) {
-    float sum = 0.f;
-    if (P == 1) {
-      const int j = l >> logR, w0 = (l & (R - 1)) << (3 - logR);
-      for (int w = w0; w < w0 + (8 >> logR); w++) sum += partial[j * 8 + w];
-    } else {
-      for (int j = l * P; j < (l + 1) * P; j++)
-        for (int w = 0; w < 8; w++) sum += partial[j * 8 + w];
-    }
-    const int n = r0 + l;
-    out[n] = toBf16(sum + (bias ? bf(bias[n]) : 0.f));
-  }
-}
 )CUDA";
 
 // The per-head kernel, one program per device and head dim.
 const char* kHeadKernel = R"CUDA(
-// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values). q and
-// k heads: normRopeHead (nvrtc.cc's helpers: the per-head norm when `norm`, [Hq + Hkv, HEAD_DIM],
-// then RoPE at the token's position), q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
+// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values): a
+// lane holds P = HEAD_DIM / 64 values of each half of the head, so rotate-half pairs value i with
+// i + HEAD_DIM / 2 in the same lane. q and k heads: the per-head norm (when `norm`, [Hq + Hkv,
+// HEAD_DIM]), then RoPE with cos and sin of position * invFreq (float32, rounded to bf16 as
+// libtorch's tables are), then q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
 // v heads: copied to vc at the slot. Caches are [slots, Hkv, HEAD_DIM].
+#define HALF (HEAD_DIM / 2)
+#define P (HEAD_DIM / 64)
 extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, const bf16* __restrict__ norm,
                                               const long long* __restrict__ positions,
                                               const float* __restrict__ invFreq, const long long* __restrict__ slots,
@@ -658,9 +545,33 @@ extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, cons
     for (int i = lane; i < HEAD_DIM; i += 32) dst[i] = src[i];
     return;
   }
+  float x1[P], x2[P];
+  float ss = 0.f;
+#pragma unroll
+  for (int j = 0; j < P; j++) {
+    x1[j] = bf(src[lane * P + j]);
+    x2[j] = bf(src[HALF + lane * P + j]);
+    ss += x1[j] * x1[j] + x2[j] * x2[j];
+  }
+  if (norm) {
+    const float inv = rsqrtf(warpSum(ss) / (float)HEAD_DIM + eps);
+    const bf16* w = norm + (size_t)head * HEAD_DIM;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+      x1[j] = round16(round16(x1[j] * inv) * bf(w[lane * P + j]));
+      x2[j] = round16(round16(x2[j] * inv) * bf(w[HALF + lane * P + j]));
+    }
+  }
+  const float pos = (float)positions[t];
   bf16* dst = head < Hq ? qOut + ((size_t)t * Hq + head) * HEAD_DIM : kc + (slot * Hkv + (head - Hq)) * HEAD_DIM;
-  normRopeHead<HEAD_DIM>(src, norm ? norm + (size_t)head * HEAD_DIM : nullptr, (float)positions[t], invFreq, eps, lane,
-                         dst);
+#pragma unroll
+  for (int j = 0; j < P; j++) {
+    const float f = pos * invFreq[lane * P + j];
+    const float c = round16(cosf(f)), s = round16(sinf(f));
+    // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]
+    dst[lane * P + j] = toBf16(round16(x1[j] * c) - round16(x2[j] * s));
+    dst[HALF + lane * P + j] = toBf16(round16(x2[j] * c) + round16(x1[j] * s));
+  }
 }
 
 )CUDA";
@@ -816,46 +727,6 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
-// How gemv_stream runs one row of x times weight [N, K] (stages 0: it does not, and gemv_rows does):
-// a stage is the most whole rows (1, 2, 4 or 8) within kGemvStageBytes, or for longer rows the
-// fewest equal parts of a row within it; the ring takes as many stages (2 to 16) as fit in
-// AGENT_R1_GEMV_RING_KB (default 192) beside f(x) and the per-stage sums. AGENT_R1_GEMV_STREAM=0
-// leaves every row to gemv_rows (to compare the two in bench/engine-decode.ts and bench/decode-gemv.ts).
-struct GemvStreamPlan {
-  int logRows = 0, parts = 1, stages = 0;
-  unsigned sharedBytes = 0;
-};
-constexpr int64_t kGemvStageBytes = 20 << 10;
-
-GemvStreamPlan gemvStreamPlan(int N, int K, int sms, int device) {
-  static const bool on = nvrtc::tuningChoice("AGENT_R1_GEMV_STREAM", {"0", "1"}) != "0";
-  static const int64_t ringBytes = [] {
-    const std::string v = nvrtc::tuningChoice("AGENT_R1_GEMV_RING_KB", {"48", "96", "144", "192"});
-    return static_cast<int64_t>(v.empty() ? 192 : std::stoi(v)) << 10;
-  }();
-  GemvStreamPlan plan;
-  if (!on || N <= 0) return plan;
-  const int64_t rowBytes = 2LL * K;
-  if (rowBytes <= kGemvStageBytes) {
-    while (plan.logRows < 3 && (rowBytes << (plan.logRows + 1)) <= kGemvStageBytes) plan.logRows++;
-  } else {
-    plan.parts = 2;
-    while (plan.parts <= 64 && ((K / 8) % plan.parts != 0 || rowBytes / plan.parts > kGemvStageBytes)) plan.parts++;
-    if (plan.parts > 64) return GemvStreamPlan{};
-  }
-  const int64_t stageBytes = plan.parts == 1 ? rowBytes << plan.logRows : rowBytes / plan.parts;
-  const int64_t grid = std::min(sms, N), maxRows = (N + grid - 1) / grid;
-  const int64_t maxStages = plan.parts == 1 ? (maxRows + (1 << plan.logRows) - 1) >> plan.logRows : maxRows * plan.parts;
-  // the mbarriers, f(x) and a float per (stage, warp)
-  const int64_t fixed = 256 + rowBytes + maxStages * 8 * 4;
-  static const int64_t maxShared = nvrtc::maxSharedBytes(device) - 1024;  // less the kernel's static shared memory
-  const int64_t stages = std::min<int64_t>(16, std::min(ringBytes, maxShared - fixed) / stageBytes);
-  if (stages < 2) return GemvStreamPlan{};
-  plan.stages = static_cast<int>(stages);
-  plan.sharedBytes = static_cast<unsigned>(fixed + stages * stageBytes);
-  return plan;
-}
-
 // fusedGemvRows(x, weight [N, K] bf16, bias [N] bf16 | null, mode, residual | null, normWeight | null, eps)
 //   -> [out [M, N], residualOut | null], M <= 4, K % 8 == 0; x by mode (gemv_rows): 0 x [M, K];
 //   1 gu [M, 2 K] (silu(gate) * up is multiplied); 2 x [M, K] with residual [M, K] | null and
@@ -903,25 +774,6 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   if (M == 0 || N == 0) return result();
   cudaStream_t stream = streamOf(x);
   const int device = x.get_device();
-  static const int sms = nvrtc::smCount(device);
-  if (M == 1) {
-    const GemvStreamPlan plan = gemvStreamPlan(N, k, sms, device);
-    if (plan.stages > 0) {
-      void* g = rowKernel(device, "gemv_stream", stream);
-      nvrtc::allowMaxSharedBytes(g, device, kWho);
-      const void* a0 = x.data_ptr();
-      const void* a1 = residual ? residual->data_ptr() : nullptr;
-      const void* a2 = normW ? normW->data_ptr() : nullptr;
-      void* a3 = residual ? resOut.data_ptr() : nullptr;
-      const void* a4 = w.data_ptr();
-      const void* a5 = bias ? bias->data_ptr() : nullptr;
-      void* a6 = out.data_ptr();
-      int logR = plan.logRows, P = plan.parts, S = plan.stages;
-      void* args[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &N, &k, &mode, &eps, &logR, &P, &S};
-      nvrtc::launch(g, dim3(static_cast<unsigned>(std::min(sms, N))), dim3(256), plan.sharedBytes, stream, args, kWho);
-      return result();
-    }
-  }
   void* f = gemvKernel(device, stream);
   const void* a0 = x.data_ptr();
   const void* a1 = residual ? residual->data_ptr() : nullptr;
@@ -939,9 +791,8 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   // one warp per row while the rows fit on the device at once, else as many blocks as fit (each
   // stages f(x) once, so more blocks would only read it again)
   const int threads = 256, warps = threads / 32;
-  static const std::string perSm = nvrtc::tuningChoice("AGENT_R1_GEMV_BLOCKS_PER_SM", {"1", "2", "3", "4"});
-  const int fit = nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
-  const int64_t resident = static_cast<int64_t>(sms) * (perSm.empty() ? fit : std::min(fit, std::stoi(perSm)));
+  static const int sms = nvrtc::smCount(device);
+  const int64_t resident = static_cast<int64_t>(sms) * nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
   const int64_t blocks = std::min<int64_t>((N + warps - 1) / warps, resident);
   nvrtc::launch(f, dim3(static_cast<unsigned>(blocks)), dim3(threads), static_cast<unsigned>(shared), stream, args,
                 kWho);
@@ -977,13 +828,15 @@ int* sampleArrivals(int device, cudaStream_t stream) {
   return byDevice->emplace(device, counters).first->second.data_ptr<int>();
 }
 
-// Blocks per row of sample_rows: 32 (fewer for a short row: at least 8 chunks of 32 tokens a
+// Blocks per row of sample_rows: 8 (fewer for a short row: at least 8 chunks of 32 tokens a
 // block), whatever the batch, so that a row's sums are added in the same order, and the same request
 // with the same seed draws the same token, whatever else is in the batch (issue 10: seeds honoured per
-// request). On the H200 (bench/sampling.ts) batch 1 took 9 to 12 us at 64 blocks a row, against 92
-// at one. Past kArrivalRows rows, one block a row. AGENT_R1_SAMPLE_SLICES sets the number (to compare
-// in bench/sampling.ts; 1: one block per row).
-constexpr int kSampleSlices = 32;
+// request). On the H200 (bench/results/h200-sampling.log, sampled rows, microseconds a call in a CUDA
+// graph) one block a row took 50 at batch 1, 55 at 64 and 105 at 256; 32 blocks a row 11.5, 76
+// and 280; 64 blocks 11.7, 118 and 456: a block costs its share of the row plus a fixed part, so a
+// few blocks a row win at every batch. Past kArrivalRows rows, one block a row.
+// AGENT_R1_SAMPLE_SLICES sets the number (to compare in bench/sampling.ts; 1: one block per row).
+constexpr int kSampleSlices = 8;
 static_assert(kSampleSlices <= kMaxSlices, "sample_rows holds MAX_SLICES records a row");
 int sampleSlices(int64_t B, int V) {
   static const std::string forced =
@@ -1059,7 +912,6 @@ Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) {
               headDim);
   for (const char* name : {"add_rms_norm", "silu_mul"}) rowKernel(device, name, nullptr);
   gemvKernel(device, nullptr);
-  rowKernel(device, "gemv_stream", nullptr);
   headKernel(device, headDim, nullptr);
   return info.Env().Undefined();
 }

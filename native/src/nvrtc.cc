@@ -187,9 +187,6 @@ void* kernel(int device, const char* source, const char* name, const std::vector
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor),
                                         "--std=c++17"};
     for (const auto& d : defines) options.push_back("-D" + d);
-    // an experiment's switch for every kernel: each lets the next kernel's blocks start as it starts
-    static const bool earlyTrigger = tuningChoice("AGENT_R1_EARLY_TRIGGER", {"0", "1"}) == "1";
-    if (earlyTrigger) options.push_back("-DEARLY_TRIGGER");
     std::vector<const char*> argv;
     for (const auto& o : options) argv.push_back(o.c_str());
     void* program = nullptr;
@@ -268,9 +265,6 @@ __device__ __forceinline__ unsigned int pack(float a, float b) {
 // lets the next kernel's blocks start once every block of this one has called it.
 __device__ __forceinline__ void depWait() {
 #if __CUDA_ARCH__ >= 900
-#ifdef EARLY_TRIGGER
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
@@ -284,44 +278,6 @@ __device__ __forceinline__ float warpSum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
-}
-
-// One q or k head of D values (Qwen3's decode step): the per-head RMSNorm by w [D] when given, then
-// rotate-half RoPE at `pos` with cos and sin of pos * invFreq (float32, rounded to bf16 as
-// libtorch's tables are), rounded to bf16 wherever the libtorch ops it replaces round, to dst. One
-// warp a head: a lane holds D / 64 values of each half, so rotate-half pairs value i with i + D / 2
-// in the same lane. qk_norm_rope_cache (fused_decode.cc) and the fused paged attention
-// (paged_attention.cc) both call it, so their q and k agree bit for bit.
-template <int D>
-__device__ __forceinline__ void normRopeHead(const unsigned short* __restrict__ src,
-                                             const unsigned short* __restrict__ w, float pos,
-                                             const float* __restrict__ invFreq, float eps, int lane,
-                                             unsigned short* __restrict__ dst) {
-  constexpr int H = D / 2, P = D / 64;
-  float x1[P], x2[P];
-  float ss = 0.f;
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    x1[j] = bf(src[lane * P + j]);
-    x2[j] = bf(src[H + lane * P + j]);
-    ss += x1[j] * x1[j] + x2[j] * x2[j];
-  }
-  if (w) {
-    const float inv = rsqrtf(warpSum(ss) / (float)D + eps);
-#pragma unroll
-    for (int j = 0; j < P; j++) {
-      x1[j] = round16(round16(x1[j] * inv) * bf(w[lane * P + j]));
-      x2[j] = round16(round16(x2[j] * inv) * bf(w[H + lane * P + j]));
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    const float f = pos * invFreq[lane * P + j];
-    const float c = round16(cosf(f)), s = round16(sinf(f));
-    // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]
-    dst[lane * P + j] = toBf16(round16(x1[j] * c) - round16(x2[j] * s));
-    dst[H + lane * P + j] = toBf16(round16(x2[j] * c) + round16(x1[j] * s));
-  }
 }
 )CUDA";
 }  // namespace

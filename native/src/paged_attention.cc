@@ -14,32 +14,15 @@
 // Splits (flash-decoding): with few sequences, (KV head, sequence) blocks alone leave most SMs
 // idle (8 blocks at batch 1 of Qwen3: 8 of 132 SMs, about 130 GB/s of the cache read). Each
 // sequence's tokens are then cut into `splits` equal ranges, one block each, which write their
-// unnormalised sums with their maximum and denominator; the last of a (sequence, KV head)'s split
-// blocks to finish (a counter per pair, which it resets) merges them for its query heads. That
-// merge was a second kernel, paged_decode_merge: 4.9 us a layer in Nsight Compute at batch 1 of
-// the 4B shape on the H200 (the attention 6.8) to merge a few KB, a launch and a drain more on
-// the layer's chain even with dependent launches. The same arithmetic in the same order, so the
-// same bits.
-//
-// qkNormRopePagedAttention: the decode step's per-head q/k norms, RoPE and cache write
-// (fused_decode.cc's qk_norm_rope_cache, 3.9 us a layer there) folded into the kernel as well
-// (its FUSED_QKV variant, from the stacked q/k/v projection): each block computes its query heads
-// itself, and the one split block whose tokens hold the new one writes its key and value to the
-// cache before any of its copies reads them. The layer's chain qk_norm_rope_cache -> attention ->
-// merge (15.6 us of latency for about 2.4 MB) becomes one launch; both compute the heads through
-// nvrtc.cc's normRopeHead, so the values are those kernels', bit for bit.
+// unnormalised sums with their maximum and denominator; a second kernel merges the splits.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
-#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,7 +38,7 @@ namespace {
 constexpr int kMaxSplits = 64;
 
 // HEAD_DIM, GROUP (query heads per KV head), BLOCK_SIZE (tokens a cache block) and STAGES come in
-// as -D defines, and FUSED_QKV=1 for qkNormRopePagedAttention's variant. Each half-warp (16 lanes) takes UNROLL consecutive tokens at a time, a lane PER =
+// as -D defines. Each half-warp (16 lanes) takes UNROLL consecutive tokens at a time, a lane PER =
 // HEAD_DIM / 16 of each row's values (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache
 // rows per step.
 //
@@ -176,35 +159,27 @@ __device__ __forceinline__ float reduceScatter(float (&d)[GPAD], int sub) {
   return v;
 }
 
-
 // (MAX_THREADS, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled.
 // MAX_THREADS (a define: the host caps the warps of a block at it) is 512, or 256 where GROUP *
 // HEAD_DIM passes 512 and a thread's sums and queries need more than the 128 registers 512 threads
 // leave (GROUP 8 at head dim 128 takes 217; at 256, 255 and some spill).
 extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attention(
-    const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM] (not FUSED_QKV)
-    bf16* __restrict__ kc,                       // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
-    bf16* __restrict__ vc,                       // same (both written only by FUSED_QKV)
+    const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
+    const bf16* __restrict__ kc,                 // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
+    const bf16* __restrict__ vc,                 // same
     const long long* __restrict__ tables,        // [B, W] block ids
     const long long* __restrict__ positions,     // [B]: attend over [0, position]
     bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM] (splits == 1)
     int W, int Hkv, float scale,
     int splits,                                  // blockIdx.z's range
     float* __restrict__ partSums,                // [B, Hkv * GROUP, splits, HEAD_DIM] (splits > 1)
-    float* __restrict__ partStats,               // [B, Hkv * GROUP, splits, 2]: maximum, denominator
-    int* __restrict__ counters,                  // [>= B * Hkv]: split blocks done, zero between launches
-    // FUSED_QKV only:
-    const bf16* __restrict__ qkv,                // [B, qkvStride]: (Hkv * GROUP + 2 Hkv) heads of HEAD_DIM
-    const bf16* __restrict__ norm,               // [Hkv * GROUP + Hkv, HEAD_DIM] or null
-    const float* __restrict__ invFreq,           // [HEAD_DIM / 2]
-    const long long* __restrict__ slots,         // [B]: each sequence's new token's slot
-    int qkvStride, float eps) {
+    float* __restrict__ partStats) {             // [B, Hkv * GROUP, splits, 2]: maximum, denominator
   extern __shared__ float shared[];
   const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int half = lane >> 4, sub = lane & 15;  // which half-warp, and the lane within it
   const int halves = 2 * warps, me = 2 * warp + half;
-  depWait();  // q (or qkv) and the cache come from the kernel before (nvrtc.h)
+  depWait();  // q and the cache come from the kernel before (nvrtc.h)
   depLaunchNext();
   // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
   const int seqLen = (int)positions[b] + 1;
@@ -239,61 +214,8 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
   };
-#if FUSED_QKV
-  // The new token (position seqLen - 1, the sequence's last) lies in exactly one split: its owner,
-  // whose tokens run to seqLen, computes its key and copies its value into the cache, and reads
-  // them back from there as every other token. No other block reads the slot: the other splits'
-  // tokens all lie before it (or none is theirs), and other sequences' blocks are not b's.
-  const int newPos = seqLen - 1;
-  const bool owner = newPos / chunk == split;
-  // whether this warp's first STAGES - 1 steps, issued before the loop, hold the new token: the
-  // warp's step i copies tokens [start + i * stride, + 2 * UNROLL) (both halves; issue below), and
-  // later steps are issued in the loop, past the barrier. Such a warp issues them past the barrier
-  // too; every other warp before the heads' work, to overlap it.
-  const int dNew = newPos - start;
-  const bool late = owner && dNew >= 0 && dNew < (STAGES - 1) * stride && dNew % stride < 2 * UNROLL;
-  if (!late) {
-#pragma unroll
-    for (int i = 0; i < STAGES - 1; i++) issue(i);
-  }
-  // The GROUP query heads' norm and RoPE (every split block computes them: no kernel before writes
-  // them), to shared memory past the rings [GROUP][HEAD_DIM]; the owner also the key and the value
-  // of KV head h. A warp a head, warp-uniform.
-  bf16* qs = reinterpret_cast<bf16*>(reinterpret_cast<char*>(shared) + (size_t)warps * STAGES * STEP_BYTES);
-  {
-    const bf16* row = qkv + (size_t)b * qkvStride;
-    const float pos = (float)positions[b];
-    const int jobs = GROUP + (owner ? 2 : 0);
-    for (int j = warp; j < jobs; j += warps) {
-      if (j < GROUP) {
-        const int head = h * GROUP + j;
-        normRopeHead<HEAD_DIM>(row + (size_t)head * HEAD_DIM, norm ? norm + (size_t)head * HEAD_DIM : nullptr, pos,
-                               invFreq, eps, lane, qs + j * HEAD_DIM);
-      } else {
-        const size_t slot = (size_t)slots[b];
-        if (j == GROUP) {
-          const int head = Hq + h;
-          normRopeHead<HEAD_DIM>(row + (size_t)head * HEAD_DIM, norm ? norm + (size_t)head * HEAD_DIM : nullptr,
-                                 pos, invFreq, eps, lane, kc + (slot * Hkv + h) * HEAD_DIM);
-        } else {
-          const bf16* src = row + (size_t)(Hq + Hkv + h) * HEAD_DIM;
-          bf16* dst = vc + (slot * Hkv + h) * HEAD_DIM;
-          for (int i = lane; i < HEAD_DIM; i += 32) dst[i] = src[i];
-        }
-      }
-    }
-  }
-  // the key, the value and the query heads written before any copy that reads them is issued
-  __threadfence_block();
-  __syncthreads();
-  if (late) {
-#pragma unroll
-    for (int i = 0; i < STAGES - 1; i++) issue(i);
-  }
-#else
 #pragma unroll
   for (int i = 0; i < STAGES - 1; i++) issue(i);
-#endif
   // scores in base 2 (q scaled by log2(e) too), so an exponential is one ex2
   const float qScale = scale * 1.4426950408889634f;
   // the running maximum and denominator of the one head this lane owns
@@ -302,11 +224,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   float qr[GROUP][PER], acc[GROUP][PER];
 #pragma unroll
   for (int g = 0; g < GROUP; g++) {
-#if FUSED_QKV
-    const Raw qraw = loadRaw(qs + g * HEAD_DIM + sub * PER);
-#else
     const Raw qraw = loadRaw(q + ((size_t)b * Hq + h * GROUP + g) * HEAD_DIM + sub * PER);
-#endif
 #pragma unroll
     for (int i = 0; i < PER; i++) {
       qr[g][i] = at(qraw, i) * qScale;
@@ -414,54 +332,34 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
       }
     }
   }
-  if (splits == 1) return;  // (the whole block)
-  // The last of the (sequence, KV head)'s split blocks to get here merges the splits of its GROUP
-  // heads: each thread's partials are made visible device-wide before one thread counts the block
-  // in; the block that counts the last split in sees every other block's partials (their fences came
-  // before their counts), and leaves the counter at zero for the next launch (or graph replay).
-  __threadfence();
-  __syncthreads();
-  int* counter = counters + (size_t)b * Hkv + h;
-  int last = 0;
-  if (threadIdx.x == 0) last = atomicAdd(counter, 1) == splits - 1;
-  if (!__syncthreads_or(last)) return;
-  if (threadIdx.x == 0) *counter = 0;  // every other block of this launch has counted already
-  __threadfence();
-  // the maxima and denominators of the GROUP heads' splits, [GROUP][splits][2], into shared memory
-  // (read back by every thread of a head), past every thread's reads of the sums above; the other
-  // blocks' partials come from L2 (__ldcg): L1 is not coherent across SMs
-  float* sStats = shared;
-  const float* stats = partStats + ((size_t)b * Hq + h * GROUP) * splits * 2;
-  for (int i = threadIdx.x; i < GROUP * splits * 2; i += blockDim.x) sStats[i] = __ldcg(stats + i);
-  __syncthreads();
-  for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += blockDim.x) {
-    const int g = e / HEAD_DIM, d = e % HEAD_DIM;
-    const size_t head = (size_t)b * Hq + h * GROUP + g;
-    const float* st = sStats + g * splits * 2;
-    const float* sums = partSums + head * splits * HEAD_DIM + d;
-    float M = NEG_INF;
-    for (int s = 0; s < splits; s++) M = fmaxf(M, st[2 * s]);
-    float L = 0.f, A = 0.f;
-    // the sums of 8 splits loaded at a time, then taken in order
-    for (int s0 = 0; s0 < splits; s0 += 8) {
-      float v[8];
-#pragma unroll
-      for (int j = 0; j < 8; j++) v[j] = s0 + j < splits ? __ldcg(sums + (size_t)(s0 + j) * HEAD_DIM) : 0.f;
-#pragma unroll
-      for (int j = 0; j < 8; j++) {
-        const int s = s0 + j;
-        if (s < splits && st[2 * s] != NEG_INF) {  // (a split with no tokens is skipped)
-          const float f = ex2(st[2 * s] - M);
-          L += st[2 * s + 1] * f;
-          A += v[j] * f;
-        }
-      }
-    }
-    out[head * HEAD_DIM + d] = toBf16(A / L);
+}
+
+// The splits of each (sequence, query head) merged: grid (Hq, B), HEAD_DIM threads.
+extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
+                                              bf16* __restrict__ out, int splits) {
+  const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+  const float* stats = partStats + 2 * head * splits;
+  depWait();
+  depLaunchNext();
+  float M = NEG_INF;
+  for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
+  float L = 0.f, A = 0.f;
+  for (int s = 0; s < splits; s++) {
+    if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
+    const float f = ex2(stats[2 * s] - M);
+    L += stats[2 * s + 1] * f;
+    A += partSums[(head * splits + s) * HEAD_DIM + threadIdx.x] * f;
   }
+  out[head * HEAD_DIM + threadIdx.x] = toBf16(A / L);
 }
 )CUDA";
 
+// The kernels for (device, head dim, group size, block size), the attention allowed the most shared
+// memory the device has (the merge of up to 32 half-warps' partial sums). `stream`: see nvrtc::kernel.
+struct Kernels {
+  void* attention;
+  void* merge;
+};
 // Steps of the ring (kSource): 2, or AGENT_R1_PAGED_ATTENTION_STAGES=2|3|4 (to compare the choices in
 // bench/paged-attention.ts and bench/engine-decode.ts). Measured on the H200 (bench/results/
 // h200-paged-attention-stages.log, the engine's decode at batch 64): 2 and 3 within 2.5% of each
@@ -483,84 +381,67 @@ size_t ringStepBytes(int headDim) { return static_cast<size_t>(kUnroll) * 2 * 32
 // The most threads a block of the kernel takes (kSource's MAX_THREADS).
 int maxThreads(int headDim, int group) { return group * headDim > 512 ? 256 : 512; }
 
-// The kernel for (device, head dim, group size, block size), allowed the most shared memory the
-// device has (the merge of up to 32 half-warps' partial sums); `fused`: its FUSED_QKV variant
-// (qkNormRopePagedAttention). `stream`: see nvrtc::kernel.
-void* kernelFor(int device, int headDim, int group, int blockSize, bool fused, cudaStream_t stream) {
+Kernels kernelsFor(int device, int headDim, int group, int blockSize, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(kSource);
-  std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim),
-                                      "GROUP=" + std::to_string(group),
-                                      "BLOCK_SIZE=" + std::to_string(blockSize),
-                                      "STAGES=" + std::to_string(stages()),
-                                      "UNROLL=" + std::to_string(kUnroll),
-                                      "MAX_THREADS=" + std::to_string(maxThreads(headDim, group))};
-  if (fused) defines.push_back("FUSED_QKV=1");
-  const char* who = fused ? "qkNormRopePagedAttention" : "pagedDecodeAttention";
-  void* attention = nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, who);
-  nvrtc::allowMaxSharedBytes(attention, device, who);
-  return attention;
+  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim),
+                                            "GROUP=" + std::to_string(group),
+                                            "BLOCK_SIZE=" + std::to_string(blockSize),
+                                            "STAGES=" + std::to_string(stages()),
+                                            "UNROLL=" + std::to_string(kUnroll),
+                                            "MAX_THREADS=" + std::to_string(maxThreads(headDim, group))};
+  void* attention =
+      nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
+  nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
+  void* merge = nvrtc::kernel(device, source.c_str(), "paged_decode_merge", defines, stream, "pagedDecodeAttention");
+  return {attention, merge};
 }
 
-// The most (sequence, KV head) pairs of a split launch: the size of a device's counters below. The
-// kernel's own choice splits only below a quarter of the SMs in pairs (32 at most on an H200); a caller's
-// `splits` may split any batch (the tests and bench/paged-attention.ts split up to 256 x 8).
-constexpr int64_t kMaxSplitPairs = 1 << 16;
-
-// A device's counters of the split blocks done per (sequence, KV head) (kSource): int32
-// [kMaxSplitPairs], allocated and zeroed once per device, outside any CUDA graph capture (a capture
-// cannot allocate; the kernel leaves them zero, so every launch and every replay starts clean).
-// Launches that split must not run at once on two streams of one device: they would share them.
-// `stream`: the launch that needs them, or null when preparing ahead.
-int* splitCounters(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  static std::map<int, int*> counters;  // never freed: captured graphs hold the pointer
-  std::lock_guard<std::mutex> lock(mutex);
-  const auto found = counters.find(device);
-  if (found != counters.end()) return found->second;
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (stream) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-  TORCH_CHECK(status == cudaStreamCaptureStatusNone,
-              "pagedDecodeAttention: the split blocks' counters of device ", device,
-              " are not allocated yet and cannot be while a CUDA graph is captured; call "
-              "pagedDecodeAttentionPrepare (torch.preparePagedDecodeAttention) before capturing");
-  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-  int* p = nullptr;
-  C10_CUDA_CHECK(cudaMalloc(&p, kMaxSplitPairs * sizeof(int)));
-  C10_CUDA_CHECK(cudaMemset(p, 0, kMaxSplitPairs * sizeof(int)));
-  C10_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any stream's launch reads them
-  counters.emplace(device, p);
-  return p;
-}
-
-// The cache, block tables and positions of B sequences of Hq query heads of head dim D on `device`.
-void checkCache(const char* who, int64_t B, int64_t Hq, int64_t D, const c10::Device& device, const at::Tensor& k,
-                const at::Tensor& v, const at::Tensor& tables, const at::Tensor& positions) {
+void checkArgs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& tables,
+               const at::Tensor& positions) {
+  TORCH_CHECK(q.is_cuda() && q.scalar_type() == at::kBFloat16 && q.dim() == 3 && q.is_contiguous(),
+              "pagedDecodeAttention: q must be a contiguous bf16 CUDA tensor [B, Hq, D]");
   TORCH_CHECK(k.dim() == 3 && k.sizes() == v.sizes() && k.scalar_type() == at::kBFloat16 &&
                   v.scalar_type() == at::kBFloat16 && k.is_contiguous() && v.is_contiguous(),
-              who, ": the cache's k and v must be contiguous bf16 [slots, Hkv, D] tensors of one shape");
-  TORCH_CHECK(k.device() == device && v.device() == device && tables.device() == device &&
-                  positions.device() == device,
-              who, ": every tensor must be on one CUDA device");
-  TORCH_CHECK(tables.scalar_type() == at::kLong && tables.dim() == 2 && tables.is_contiguous() && tables.size(0) == B,
-              who, ": block tables must be contiguous int64 [B, W]");
-  TORCH_CHECK(positions.scalar_type() == at::kLong && positions.dim() == 1 && positions.size(0) == B &&
+              "pagedDecodeAttention: the cache's k and v must be contiguous bf16 [slots, Hkv, D] tensors of one shape");
+  TORCH_CHECK(k.device() == q.device() && v.device() == q.device() && tables.device() == q.device() &&
+                  positions.device() == q.device(),
+              "pagedDecodeAttention: every tensor must be on q's device");
+  TORCH_CHECK(tables.scalar_type() == at::kLong && tables.dim() == 2 && tables.is_contiguous() &&
+                  tables.size(0) == q.size(0),
+              "pagedDecodeAttention: block tables must be contiguous int64 [B, W]");
+  TORCH_CHECK(positions.scalar_type() == at::kLong && positions.dim() == 1 && positions.size(0) == q.size(0) &&
                   positions.is_contiguous(),
-              who, ": positions must be contiguous int64 [B]");
-  TORCH_CHECK(k.size(2) == D && (D == 64 || D == 128 || D == 256), who,
-              ": head dim must be 64, 128 or 256 and the same in q and the cache, got ", D);
-  TORCH_CHECK(k.size(1) > 0 && Hq % k.size(1) == 0 && Hq / k.size(1) <= 8, who,
-              ": query heads must be a multiple (at most 8) of KV heads");
+              "pagedDecodeAttention: positions must be contiguous int64 [B]");
+  const int64_t D = q.size(2);
+  TORCH_CHECK(k.size(2) == D && (D == 64 || D == 128 || D == 256),
+              "pagedDecodeAttention: head dim must be 64, 128 or 256 and the same in q and the cache, got ", D);
+  TORCH_CHECK(q.size(1) % k.size(1) == 0 && q.size(1) / k.size(1) <= 8,
+              "pagedDecodeAttention: query heads must be a multiple (at most 8) of KV heads");
 }
 
-// A launch's splits of each sequence's tokens, warps a block and dynamic shared memory, from the
-// shapes alone (so a CUDA graph replays it). `splits`: the caller's, 0 for the choice below.
-struct Shape {
-  int splits, warps;
-  unsigned shared;
-};
-// `fused`: the FUSED_QKV variant, which stages its query heads past the rings: the same splits and
-// warps as the plain kernel (the same partial sums, so the same bits), more shared memory.
-Shape launchShape(int B, int Hkv, int G, int D, int W, int blockSize, int splits, bool fused) {
+// pagedDecodeAttention(q, kCache, vCache, blockTables, positions, blockSize, scale, splits) -> out [B, Hq, D]
+// (splits: of each sequence's tokens, 0 for the choice below)
+Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& q = unwrapTensor(env, info[0], "q");
+  const at::Tensor& k = unwrapTensor(env, info[1], "kCache");
+  const at::Tensor& v = unwrapTensor(env, info[2], "vCache");
+  const at::Tensor& tables = unwrapTensor(env, info[3], "blockTables");
+  const at::Tensor& positions = unwrapTensor(env, info[4], "positions");
+  int blockSize = info[5].As<Napi::Number>().Int32Value();
+  float scale = info[6].As<Napi::Number>().FloatValue();
+  int splits = info[7].IsUndefined() ? 0 : info[7].As<Napi::Number>().Int32Value();
+  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, "pagedDecodeAttention: splits must be 0 (the default choice) to ",
+              kMaxSplits, ", got ", splits);
+  checkArgs(q, k, v, tables, positions);
+  TORCH_CHECK(blockSize > 0 && k.size(0) % blockSize == 0, "pagedDecodeAttention: bad block size ", blockSize);
+  const int B = static_cast<int>(q.size(0)), Hq = static_cast<int>(q.size(1)), D = static_cast<int>(q.size(2));
+  int Hkv = static_cast<int>(k.size(1)), W = static_cast<int>(tables.size(1));
+  const int G = Hq / Hkv;
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(q.get_device()).stream();
+  const Kernels kernels = kernelsFor(q.get_device(), D, G, blockSize, stream);
+  at::Tensor out = at::empty_like(q);
+  if (B == 0) return wrapTensor(env, out);
   // Few (KV head, sequence) blocks: more warps per block to split each sequence's tokens, until about 8
   // warps per SM are busy in all, within shared memory. More than that costs more in the merge of the
   // warps' partial sums than it gains (H200, bench/results/h200-paged-attention-warps.log: at 512 blocks,
@@ -568,6 +449,17 @@ Shape launchShape(int B, int Hkv, int G, int D, int W, int blockSize, int splits
   static const std::pair<int, int> limits = [] {
     const int device = c10::cuda::current_device();
     return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
+  }();
+  // the larger of the warps' rings and the merge of their half-warps' partial sums, which reuses the
+  // rings' memory
+  const auto sharedFor = [&](int w) {
+    const size_t rings = static_cast<size_t>(w) * stages() * ringStepBytes(D);
+    return std::max(rings, static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float));
+  };
+  // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
+  static const int forcedWarps = [] {
+    const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});
+    return v.empty() ? 0 : std::stoi(v);
   }();
   // Splits only where (KV head, sequence) blocks would leave most SMs idle (fewer than a quarter of
   // them): then about one block per SM, each split at least 64 of the longest sequence's tokens (W
@@ -583,14 +475,6 @@ Shape launchShape(int B, int Hkv, int G, int D, int W, int blockSize, int splits
       splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({wanted, byLength, kMaxSplits})));
     }
   }
-  TORCH_CHECK(splits == 1 || static_cast<int64_t>(B) * Hkv <= kMaxSplitPairs, "pagedDecodeAttention: ", splits,
-              " splits of ", B, " sequences of ", Hkv, " KV heads: more (sequence, KV head) pairs than the ",
-              kMaxSplitPairs, " a split launch counts; take splits 1 (or 0, the default choice)");
-  // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
-  static const int forcedWarps = [] {
-    const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});
-    return v.empty() ? 0 : std::stoi(v);
-  }();
   int warps = 4;
   while (splits == 1 && warps < 16 && static_cast<int64_t>(B) * Hkv * warps < 8 * limits.first) warps *= 2;
   const int maxWarps = maxThreads(D, G) / 32;
@@ -601,171 +485,36 @@ Shape launchShape(int B, int Hkv, int G, int D, int W, int blockSize, int splits
                 D, "; unset it or set at most ", maxWarps);
     warps = forcedWarps;
   }
-  // the largest of the warps' rings, the merge of their half-warps' partial sums, which reuses the
-  // rings' memory, and the last split block's merge of the splits' maxima and denominators
-  const auto sharedFor = [&](int w) {
-    const size_t rings = static_cast<size_t>(w) * stages() * ringStepBytes(D);
-    const size_t halves = static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float);
-    const size_t stats = splits > 1 ? static_cast<size_t>(G * splits * 2) * sizeof(float) : 0;
-    return std::max({rings, halves, stats});
-  };
   while (warps > 1 && sharedFor(warps) > static_cast<size_t>(limits.second)) warps /= 2;
-  size_t shared = sharedFor(warps);
-  if (fused) {
-    const size_t rings = static_cast<size_t>(warps) * stages() * ringStepBytes(D);
-    shared = std::max(shared, rings + static_cast<size_t>(G * D) * 2);
-    TORCH_CHECK(shared <= static_cast<size_t>(limits.second), "qkNormRopePagedAttention: ", warps,
-                " warps' rings and query heads (", shared, " bytes) do not fit in a block's ", limits.second,
-                " bytes of shared memory; unset AGENT_R1_PAGED_ATTENTION_STAGES or take qkNormRopeCache and "
-                "pagedDecodeAttention");
-  }
-  return {splits, warps, static_cast<unsigned>(shared)};
-}
-
-// The kernel's arguments other than its tensors' pointers, and its launch: every tensor checked,
-// out [B, Hq, D] allocated (B > 0).
-struct Launch {
-  int device, B, Hq, Hkv, D, W, blockSize, splits;
-  float scale;
-  bool fused;
-};
-void launchAttention(const Launch& l, const void* q, void* kc, void* vc, const void* tables, const void* positions,
-                     void* out, const void* qkv, const void* norm, const void* invFreq, const void* slots,
-                     int qkvStride, float eps, const at::TensorOptions& options) {
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(l.device).stream();
-  const int G = l.Hq / l.Hkv;
-  void* kernel = kernelFor(l.device, l.D, G, l.blockSize, l.fused, stream);
-  const Shape shape = launchShape(l.B, l.Hkv, G, l.D, l.W, l.blockSize, l.splits, l.fused);
-  int splits = shape.splits, W = l.W, Hkv = l.Hkv;
-  float scale = l.scale;
+  const unsigned shared = static_cast<unsigned>(sharedFor(warps));
+  const void* qp = q.data_ptr();
+  const void* kp = k.data_ptr();
+  const void* vp = v.data_ptr();
+  const void* tp = tables.data_ptr();
+  const void* pp = positions.data_ptr();
+  void* op = out.data_ptr();
   at::Tensor partSums, partStats;
   if (splits > 1) {
-    partSums = at::empty({l.B, l.Hq, splits, l.D}, options.dtype(at::kFloat));
-    partStats = at::empty({l.B, l.Hq, splits, 2}, options.dtype(at::kFloat));
+    partSums = at::empty({B, Hq, splits, D}, q.options().dtype(at::kFloat));
+    partStats = at::empty({B, Hq, splits, 2}, q.options().dtype(at::kFloat));
   }
   void* sp = splits > 1 ? partSums.data_ptr() : nullptr;
   void* stp = splits > 1 ? partStats.data_ptr() : nullptr;
-  void* cp = splits > 1 ? splitCounters(l.device, stream) : nullptr;
-  void* args[] = {&q,  &kc, &vc,   &tables, &positions, &out,  &W,     &Hkv,      &scale,    &splits,
-                  &sp, &stp, &cp, &qkv,    &norm,      &invFreq, &slots, &qkvStride, &eps};
-  nvrtc::launch(kernel, dim3(Hkv, l.B, splits), dim3(32 * shape.warps), shape.shared, stream, args,
-                l.fused ? "qkNormRopePagedAttention" : "pagedDecodeAttention");
-}
-
-// pagedDecodeAttention(q, kCache, vCache, blockTables, positions, blockSize, scale, splits) -> out [B, Hq, D]
-// (splits: of each sequence's tokens, 0 for the choice in launchShape)
-Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const at::Tensor& q = unwrapTensor(env, info[0], "q");
-  const at::Tensor& k = unwrapTensor(env, info[1], "kCache");
-  const at::Tensor& v = unwrapTensor(env, info[2], "vCache");
-  const at::Tensor& tables = unwrapTensor(env, info[3], "blockTables");
-  const at::Tensor& positions = unwrapTensor(env, info[4], "positions");
-  const int blockSize = info[5].As<Napi::Number>().Int32Value();
-  const float scale = info[6].As<Napi::Number>().FloatValue();
-  const int splits = info[7].IsUndefined() ? 0 : info[7].As<Napi::Number>().Int32Value();
-  const char* who = "pagedDecodeAttention";
-  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, who, ": splits must be 0 (the default choice) to ", kMaxSplits,
-              ", got ", splits);
-  TORCH_CHECK(q.is_cuda() && q.scalar_type() == at::kBFloat16 && q.dim() == 3 && q.is_contiguous(), who,
-              ": q must be a contiguous bf16 CUDA tensor [B, Hq, D]");
-  checkCache(who, q.size(0), q.size(1), q.size(2), q.device(), k, v, tables, positions);
-  TORCH_CHECK(blockSize > 0 && k.size(0) % blockSize == 0, who, ": bad block size ", blockSize);
-  const Launch l{q.get_device(),
-                 static_cast<int>(q.size(0)),
-                 static_cast<int>(q.size(1)),
-                 static_cast<int>(k.size(1)),
-                 static_cast<int>(q.size(2)),
-                 static_cast<int>(tables.size(1)),
-                 blockSize,
-                 splits,
-                 scale,
-                 /*fused=*/false};
-  at::Tensor out = at::empty_like(q);
-  if (l.B > 0) {
-    launchAttention(l, q.data_ptr(), k.data_ptr(), v.data_ptr(), tables.data_ptr(), positions.data_ptr(),
-                    out.data_ptr(), nullptr, nullptr, nullptr, nullptr, 0, 0.f, q.options());
+  void* args[] = {&qp, &kp, &vp, &tp, &pp, &op, &W, &Hkv, &scale, &splits, &sp, &stp};
+  nvrtc::launch(kernels.attention, dim3(Hkv, B, splits), dim3(32 * warps), shared, stream, args,
+                "pagedDecodeAttention");
+  if (splits > 1) {
+    void* mergeArgs[] = {&sp, &stp, &op, &splits};
+    nvrtc::launch(kernels.merge, dim3(Hq, B), dim3(D), 0, stream, mergeArgs, "pagedDecodeAttention");
   }
   return wrapTensor(env, out);
 }
 
-// qkNormRopePagedAttention(qkv [B, (Hq + 2 Hkv) D], norm [Hq + Hkv, D] | null, positions [B] int64,
-//   invFreq [D / 2] f32, slots [B] int64, kCache, vCache [slots, Hkv, D], blockTables [B, W] int64,
-//   blockSize, scale, eps, Hq, Hkv, splits) -> out [B, Hq, D]: fusedQkNormRopeCache (fused_decode.cc)
-//   then pagedDecodeAttention in one launch (the FUSED_QKV kernel), bit for bit.
-Napi::Value QkNormRopePagedAttention(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const at::Tensor& qkv = unwrapTensor(env, info[0], "qkv");
-  const at::Tensor* norm = unwrapOptionalTensor(env, info[1], "norm");
-  const at::Tensor& positions = unwrapTensor(env, info[2], "positions");
-  const at::Tensor& invFreq = unwrapTensor(env, info[3], "invFreq");
-  const at::Tensor& slots = unwrapTensor(env, info[4], "slots");
-  const at::Tensor& k = unwrapTensor(env, info[5], "kCache");
-  const at::Tensor& v = unwrapTensor(env, info[6], "vCache");
-  const at::Tensor& tables = unwrapTensor(env, info[7], "blockTables");
-  const int blockSize = info[8].As<Napi::Number>().Int32Value();
-  const float scale = info[9].As<Napi::Number>().FloatValue();
-  const float eps = info[10].As<Napi::Number>().FloatValue();
-  const int Hq = info[11].As<Napi::Number>().Int32Value();
-  const int Hkv = info[12].As<Napi::Number>().Int32Value();
-  const int splits = info[13].IsUndefined() ? 0 : info[13].As<Napi::Number>().Int32Value();
-  const char* who = "qkNormRopePagedAttention";
-  TORCH_CHECK(splits >= 0 && splits <= kMaxSplits, who, ": splits must be 0 (the default choice) to ", kMaxSplits,
-              ", got ", splits);
-  TORCH_CHECK(Hq > 0 && Hkv > 0, who, ": Hq and Hkv must be positive, got ", Hq, " and ", Hkv);
-  TORCH_CHECK(k.dim() == 3 && k.size(1) == Hkv, who, ": the caches must be [slots, Hkv, D] with Hkv = ", Hkv);
-  const int64_t D = k.size(2);
-  TORCH_CHECK(qkv.is_cuda() && qkv.scalar_type() == at::kBFloat16 && qkv.dim() == 2 && qkv.stride(1) == 1 &&
-                  qkv.size(1) == (Hq + 2 * Hkv) * D && (qkv.size(0) <= 1 || qkv.stride(0) >= qkv.size(1)),
-              who, ": qkv must be bf16 CUDA [B, (Hq + 2 Hkv) * D] with unit column stride (D ", D, " from the cache)");
-  const int64_t B = qkv.size(0);
-  checkCache(who, B, Hq, D, qkv.device(), k, v, tables, positions);
-  TORCH_CHECK(blockSize > 0 && k.size(0) % blockSize == 0, who, ": bad block size ", blockSize);
-  if (norm) {
-    TORCH_CHECK(norm->device() == qkv.device() && norm->scalar_type() == at::kBFloat16 && norm->is_contiguous() &&
-                    norm->numel() == (Hq + Hkv) * D,
-                who, ": the q/k norm weight must be contiguous bf16 [Hq + Hkv, D] on qkv's device");
-  }
-  TORCH_CHECK(slots.device() == qkv.device() && slots.scalar_type() == at::kLong && slots.is_contiguous() &&
-                  slots.numel() == B,
-              who, ": slots must be contiguous int64 [B] on qkv's device");
-  TORCH_CHECK(invFreq.device() == qkv.device() && invFreq.scalar_type() == at::kFloat && invFreq.is_contiguous() &&
-                  invFreq.numel() == D / 2,
-              who, ": invFreq must be float32 [D / 2] on qkv's device");
-  // (one row's stride is never used: any may be reported)
-  const int64_t qkvStride = B <= 1 ? qkv.size(1) : qkv.stride(0);
-  TORCH_CHECK(qkvStride <= INT32_MAX, who, ": qkv's row stride is too large");
-  const Launch l{qkv.get_device(),
-                 static_cast<int>(B),
-                 Hq,
-                 Hkv,
-                 static_cast<int>(D),
-                 static_cast<int>(tables.size(1)),
-                 blockSize,
-                 splits,
-                 scale,
-                 /*fused=*/true};
-  at::Tensor out = at::empty({B, Hq, D}, qkv.options());
-  if (B > 0) {
-    launchAttention(l, nullptr, k.data_ptr(), v.data_ptr(), tables.data_ptr(), positions.data_ptr(), out.data_ptr(),
-                    qkv.data_ptr(), norm ? norm->data_ptr() : nullptr, invFreq.data_ptr(), slots.data_ptr(),
-                    static_cast<int>(qkvStride), eps, qkv.options());
-  }
-  return wrapTensor(env, out);
-}
-
-// pagedDecodeAttentionPrepare(device, headDim, group, blockSize, fused): compiles and loads the kernel
-// (and with `fused` its FUSED_QKV variant, qkNormRopePagedAttention's) and allocates the device's
-// split counters now (not during a CUDA graph capture, where neither is allowed).
+// pagedDecodeAttentionPrepare(device, headDim, group, blockSize): compiles and loads the kernel now
+// (not during a CUDA graph capture, where loading a module is not allowed).
 Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
-  const int device = info[0].As<Napi::Number>().Int32Value();
-  const int headDim = info[1].As<Napi::Number>().Int32Value();
-  const int group = info[2].As<Napi::Number>().Int32Value();
-  const int blockSize = info[3].As<Napi::Number>().Int32Value();
-  const bool fused = info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value();
-  kernelFor(device, headDim, group, blockSize, /*fused=*/false, /*stream=*/nullptr);
-  if (fused) kernelFor(device, headDim, group, blockSize, /*fused=*/true, /*stream=*/nullptr);
-  splitCounters(device, /*stream=*/nullptr);
+  kernelsFor(info[0].As<Napi::Number>().Int32Value(), info[1].As<Napi::Number>().Int32Value(),
+             info[2].As<Napi::Number>().Int32Value(), info[3].As<Napi::Number>().Int32Value(), /*stream=*/nullptr);
   return info.Env().Undefined();
 }
 
@@ -777,7 +526,6 @@ Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
                          "build:native)");
 }
 Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
-Napi::Value QkNormRopePagedAttention(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 
 #endif
@@ -786,7 +534,6 @@ Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) { noCuda
 
 void registerPagedAttention(Napi::Env env, Napi::Object exports) {
   exportFunction<PagedDecodeAttention>(env, exports, "pagedDecodeAttention");
-  exportFunction<QkNormRopePagedAttention>(env, exports, "qkNormRopePagedAttention");
   exportFunction<PagedDecodeAttentionPrepare>(env, exports, "pagedDecodeAttentionPrepare");
 }
 

@@ -424,6 +424,8 @@ export class Engine implements Generator, Disposable {
         throw new UserError(
           `Engine: decodeAttention 'paged' runs on CUDA in bf16 with an addon built against a CUDA libtorch; this engine is ${model.device} ${model.computeDtype}: use 'auto', 'flash' or 'sdpa'`,
         );
+      // compiled now: a CUDA graph capture cannot load a kernel
+      torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads, this.blockSize);
     }
     const unfused =
       fusedDecodeUnsupported(this.generation, model.device, model.computeDtype) ??
@@ -433,12 +435,6 @@ export class Engine implements Generator, Disposable {
     if (o.fusedDecodeKernels && unfused) throw new UserError(`Engine: fusedDecodeKernels: ${unfused}`);
     this.fusedKernels = (o.fusedDecodeKernels ?? true) && !unfused;
     if (this.fusedKernels) torch.prepareFusedDecodeKernels(model.device, spec.headDim);
-    // compiled now (with the fused trunk's variant, which it runs), and its counters allocated: a CUDA
-    // graph capture can do neither
-    if (this.decodeAttention === 'paged')
-      torch.preparePagedDecodeAttention(model.device, spec.headDim, spec.numHeads / spec.numKvHeads, this.blockSize, {
-        fusedQkv: this.fusedKernels,
-      });
     // sampleTokens' one-kernel path on CUDA, loaded before any graph captures it
     if (model.device !== 'cpu' && torch.hasFusedDecodeKernels()) torch.prepareSampleRows(model.device);
     this.asyncScheduling = o.asyncScheduling ?? model.device !== 'cpu';

@@ -172,29 +172,12 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
     numKvHeads: spec.numKvHeads,
   });
   if (attention === 'paged') {
-    // the fused trunk: the q/k norms, RoPE and the cache write in the attention's kernel
-    if (o.fusedKernels) {
-      const hidden = fusedDecodeHidden(m, cache, o, (layer, qkv, heads) =>
-        torch.qkNormRopePagedAttention(qkv, {
-          ...heads,
-          positions: o.positions,
-          slots: o.slots,
-          kCache: cache.k[layer],
-          vCache: cache.v[layer],
-          blockTables: o.blockTables,
-          blockSize: bs,
-          scale,
-          numHeads: spec.numHeads,
-          numKvHeads: spec.numKvHeads,
-        }),
-      );
-      return logitsOf(m, hidden);
-    }
     const attend = (layer: number, q: Tensor) =>
       torch.pagedDecodeAttention(q, cache.k[layer], cache.v[layer], o.blockTables, o.positions, {
         blockSize: bs,
         scale,
       });
+    if (o.fusedKernels) return logitsOf(m, fusedDecodeHidden(m, cache, o, attend));
     const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
       cache.write(layer, o.slots, k, v);
       return attend(layer, q.contiguous());

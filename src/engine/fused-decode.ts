@@ -1,11 +1,11 @@
 // The decode step's trunk with the fused kernels (src/torch/fused-decode.ts) on CUDA in bf16: per
-// layer the stacked q/k/v matmul, one kernel for the q/k norms, RoPE, the cache write and the paged
-// attention (torch.qkNormRopePagedAttention, which merges its splits itself), the output matmul, one
-// kernel for the residual add and the next norm, the stacked gate/up matmul, one for silu * up, the
-// down matmul: 8 launches where the models' trunk (src/models/layers.ts) takes about 24. A step of
-// one row (and of up to 4, on small weights), bound by reading the weights once, runs its matmuls
-// as gemvRows with the norms and silu * up folded into them: 5 launches. Each kernel starts while
-// the one before ends (torch.setDependentLaunches).
+// layer the stacked q/k/v matmul, one kernel for the q/k norms, RoPE and the cache write, the paged
+// attention, the output matmul, one kernel for the residual add and the next norm, the stacked
+// gate/up matmul, one for silu * up, the down matmul: 9 launches where the models' trunk
+// (src/models/layers.ts) takes about 24. A step of one row (and of up to 4, on small weights),
+// bound by reading the weights once, runs its matmuls as gemvRows with the norms and silu * up
+// folded into them: 6 launches (7 with a split attention). Each kernel starts while the one before
+// ends (torch.setDependentLaunches).
 // The same math as that trunk: every kernel rounds where the ops it replaces round (the CUDA tests
 // compare them), so the logits agree with the trunk's up to the order of a few sums. The residual
 // stream is carried beside the normed activations, as vLLM's fused_add_rms_norm does: each add
@@ -40,23 +40,16 @@ export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device,
 }
 
 /**
- * A layer's decode attention as the fused trunk runs it, from the layer's stacked q/k/v projection
- * qkv [B, (Hq + 2 Hkv) * D]: the q and k heads normed by `norm` ([Hq + Hkv, D], null for none) and
- * rotated at each row's position with `invFreq`, each row's key and value written at its slot in
- * the layer's cache, and its query heads' attention over the cache -> out [B, Hq, D]. The values of
- * torch.qkNormRopeCache then the attention (forward.ts runs torch.qkNormRopePagedAttention).
- */
-export type FusedAttend = (
-  layer: number,
-  qkv: Tensor,
-  heads: { norm: Tensor | null; invFreq: Tensor; eps: number },
-) => Tensor;
-
-/**
  * Hidden states [B, hidden] after the final norm of one decode step (inputs as forward.ts's
- * DecodeInputs), writing each token's key and value at its slot in every layer (through `attend`).
+ * DecodeInputs), writing each token's key and value at its slot in every layer; `attend` is the
+ * decode attention over the cache (q [B, Hq, D] contiguous -> out [B, Hq, D]).
  */
-export function fusedDecodeHidden(m: GenerationModel, cache: KVCache, o: { ids: Tensor }, attend: FusedAttend): Tensor {
+export function fusedDecodeHidden(
+  m: GenerationModel,
+  cache: KVCache,
+  o: { ids: Tensor; positions: Tensor; slots: Tensor },
+  attend: (layer: number, q: Tensor) => Tensor,
+): Tensor {
   const { spec } = m;
   const eps = spec.rmsNormEps;
   const B = o.ids.size(0);
@@ -81,8 +74,19 @@ export function fusedDecodeHidden(m: GenerationModel, cache: KVCache, o: { ids: 
     // what the next layer reads: the MLP's output (not yet added) and the residual stream before it
     const next = torch.scope(() => {
       const qkv = normLinear(x, residual, p.inputNorm, f.qkv, f.qkvBias);
-      const heads = attend(layer, qkv.out, { norm: f.qkNorm, invFreq, eps });
-      const attn = linear(heads.view(B, spec.numHeads * spec.headDim), p.o, p.oBias);
+      const q = torch.qkNormRopeCache(qkv.out, {
+        norm: f.qkNorm,
+        positions: o.positions,
+        invFreq,
+        slots: o.slots,
+        kCache: cache.k[layer],
+        vCache: cache.v[layer],
+        numHeads: spec.numHeads,
+        numKvHeads: spec.numKvHeads,
+        headDim: spec.headDim,
+        eps,
+      });
+      const attn = linear(attend(layer, q).view(B, spec.numHeads * spec.headDim), p.o, p.oBias);
       const gateUp = normLinear(attn, qkv.residual, p.postAttentionNorm, f.gateUp, f.gateUpBias);
       return { x: siluLinear(gateUp.out, p.down, p.downBias), residual: gateUp.residual };
     });

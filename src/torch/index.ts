@@ -73,12 +73,7 @@ export {
 } from './device-runtime.js';
 export { aten, atenSchema } from './op.js';
 export { CUDAGraph, graphPoolHandle, type GraphPool } from './cuda-graph.js';
-export {
-  hasPagedDecodeAttention,
-  pagedDecodeAttention,
-  preparePagedDecodeAttention,
-  qkNormRopePagedAttention,
-} from './paged-attention.js';
+export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttention } from './paged-attention.js';
 export {
   addRmsNorm,
   addRmsNormGemvRows,

@@ -75,23 +75,7 @@ export interface NativeBinding {
     scale: number,
     splits: number,
   ): Handle;
-  qkNormRopePagedAttention(
-    qkv: Handle,
-    norm: Handle | null,
-    positions: Handle,
-    invFreq: Handle,
-    slots: Handle,
-    kCache: Handle,
-    vCache: Handle,
-    blockTables: Handle,
-    blockSize: number,
-    scale: number,
-    eps: number,
-    numHeads: number,
-    numKvHeads: number,
-    splits: number,
-  ): Handle;
-  pagedDecodeAttentionPrepare(device: number, headDim: number, group: number, blockSize: number, fused: boolean): void;
+  pagedDecodeAttentionPrepare(device: number, headDim: number, group: number, blockSize: number): void;
   fusedAddRmsNorm(x: Handle, residual: Handle | null, weight: Handle, eps: number): [Handle, Handle | null];
   fusedQkNormRopeCache(
     qkv: Handle,

@@ -593,21 +593,12 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
-  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with and without a bias; one row streamed through shared memory in stages of 1 to 8 rows or parts of a row)", () => {
+  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with and without a bias)", () => {
     torch.manualSeed(9);
     torch.noGrad(() =>
       torch.scope(() => {
         for (const [M, N, K] of [
           [1, 4096, 1024],
-          // one row: gemv_stream's stages of 2 rows (K 4096), 4 (K 2560), 1 (K 9728), 8 (K 1000),
-          // halves and thirds of a row (K 16384, 24000); fewer rows than SMs (N 50); rows left over (N 19457)
-          [1, 2560, 4096],
-          [1, 19457, 2560],
-          [1, 2560, 9728],
-          [1, 50, 1000],
-          [1, 3000, 16384],
-          [1, 301, 24000],
-          [1, 40000, 1000],
           [2, 1024, 3072],
           [3, 1000, 2560],
           [4, 2560, 9728],
