@@ -125,8 +125,9 @@ __device__ __forceinline__ void forLaneIndices(const float* __restrict__ row, in
 // logprob = scaled[token] - lse). uniforms == null: every row is greedy; greedy == null: every row
 // is sampled (when uniforms are given).
 // A row is spread over P blocks of 32 warps (gridDim.y; FusedSampleRows' sampleSlices: the same P at
-// every batch, so that a row's sums do not depend on the rows beside it): with one block per row, batch 1 left the whole row to one SM, 92 us a
-// step on an H200 (Nsight Compute) against a 1.05 ms step of Qwen3-0.6B; 64 blocks take 9 to 12 us.
+// every batch, so that a row's sums do not depend on the rows beside it): with one block per row,
+// batch 1 left the whole row to one SM, 92 us a step on an H200 (Nsight Compute) against a 1.05 ms
+// step of Qwen3-0.6B; 32 blocks a row take 8 to 12 us.
 // Block p takes the p-th slice of the row, warp w the w-th 32nd of the slice (its part; whole
 // 32-token chunks, read coalesced). A block finds its slice's max and first argmax, then each
 // part's sum of exp(scaled - the slice's max) and the slice's last token of nonzero probability;
@@ -834,7 +835,8 @@ int* sampleArrivals(int device, cudaStream_t stream) {
 // request). On the H200 (bench/results/h200-sampling.log, sampled rows, microseconds a call in a CUDA
 // graph) one block a row took 50 at batch 1, 55 at 64 and 105 at 256; 32 blocks a row 11.5, 76
 // and 280; 64 blocks 11.7, 118 and 456: a block costs its share of the row plus a fixed part, so a
-// few blocks a row win at every batch. Past kArrivalRows rows, one block a row.
+// few blocks a row should win at every batch. 8 is chosen between those points and was not run
+// on the GPU itself (no device time was left). Past kArrivalRows rows, one block a row.
 // AGENT_R1_SAMPLE_SLICES sets the number (to compare in bench/sampling.ts; 1: one block per row).
 constexpr int kSampleSlices = 8;
 static_assert(kSampleSlices <= kMaxSlices, "sample_rows holds MAX_SLICES records a row");
