@@ -118,6 +118,22 @@ __device__ __forceinline__ void forLaneIndices(const float* __restrict__ row, in
   }
 }
 
+// The warp's sum of exp(row[i] / t - ref) over [lo, hi) (every lane gets it) and the last index
+// there of nonzero probability (-1: none)
+__device__ __forceinline__ void expSumLast(const float* __restrict__ row, int lo, int hi, int lane, float t, float ref,
+                                           float& sum, int& last) {
+  sum = 0.f;
+  last = -1;
+  forLaneIndices(row, lo, hi, lane, [&](int i, float v) {
+    const float e = expf(v / t - ref);
+    sum += e;
+    if (e > 0.f) last = i;
+  });
+  sum = warpSum(sum);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+}
+
 // Each row's next token and its logprob from float32 logits [B, V], as sampling.ts's sampleTokens
 // computes them over libtorch ops (scaled = logits / temperature, lse = logsumexp(scaled); a greedy
 // row takes the first argmax, a sampled row the first token whose running sum of exp(scaled - lse)
@@ -192,16 +208,9 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
   // pass 2: each part's sum of exp(scaled - M), and its last index of nonzero probability (a slice
   // of masked tokens alone, M = -inf, sums exp(-inf - 0) = 0 rather than NaN)
   const float ref = M == NEG_INF ? 0.f : M;
-  float sum = 0.f;
-  int last = -1;
-  forLaneIndices(row, lo, hi, lane, [&](int i, float v) {
-    const float e = expf(v / t - ref);
-    sum += e;
-    if (e > 0.f) last = i;
-  });
-  sum = warpSum(sum);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+  float sum;
+  int last;
+  expSumLast(row, lo, hi, lane, t, ref, sum, last);
   if (lane == 0) { sSum[warp] = sum; sLast[warp] = last; }
   __syncthreads();
   float S = 0.f;
@@ -332,16 +341,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
   // warp w sums the w-th 32nd of the part (whole chunks), in the walk's units
   const int subChunks = ((hi - lo + 31) / 32 + 31) / 32;
   const int subLo = min(hi, lo + warp * subChunks * 32), subHi = min(hi, subLo + subChunks * 32);
-  sum = 0.f;
-  last = -1;
-  forLaneIndices(row, subLo, subHi, lane, [&](int i, float v) {
-    const float e = expf(v / t - M);
-    sum += e;
-    if (e > 0.f) last = i;
-  });
-  sum = warpSum(sum);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
+  expSumLast(row, subLo, subHi, lane, t, M, sum, last);
   if (lane == 0) { sSub[warp] = sum; sSubLast[warp] = last; }
   __syncthreads();
   run = partStart;
