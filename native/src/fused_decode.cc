@@ -134,6 +134,20 @@ __device__ __forceinline__ void expSumLast(const float* __restrict__ row, int lo
   for (int o = 16; o > 0; o >>= 1) last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
 }
 
+// Of 32 shares sums[0..31] laid end to end in the running sum from `start`: the lanes whose share
+// [laneStart, laneStart + sums[lane]) holds target (lane 0's also below its start), with laneStart
+// each lane's start, added in order
+__device__ __forceinline__ unsigned holdersOf(const float* sums, float start, float target, int lane,
+                                              float& laneStart) {
+  float run = start;
+  laneStart = 0.f;
+  for (int w = 0; w < 32; w++) {
+    if (w == lane) laneStart = run;
+    run += sums[w];
+  }
+  return __ballot_sync(0xffffffffu, target < laneStart + sums[lane] && (target >= laneStart || lane == 0));
+}
+
 // Each row's next token and its logprob from float32 logits [B, V], as sampling.ts's sampleTokens
 // computes them over libtorch ops (scaled = logits / temperature, lse = logsumexp(scaled); a greedy
 // row takes the first argmax, a sampled row the first token whose running sum of exp(scaled - lse)
@@ -157,8 +171,8 @@ __device__ __forceinline__ void expSumLast(const float* __restrict__ row, int lo
 // are added in another order than the level below's, so rounding can put u * total past the end of
 // the sums of the slice, part or 32nd that holds it: then the token is that one's last of nonzero
 // probability. At most 32 registers, so that an SM holds two blocks (batches of more rows than SMs).
-#define SLICE_RECORD 36  // max, its first index, the last index of nonzero probability, the sum, the 32 parts' sums
-#define MAX_SLICES 64
+// SLICE_RECORD (floats a slice's record takes: max, its first index, the last index of nonzero
+// probability, the sum, the 32 parts' sums) and MAX_SLICES come in as -D defines (rowKernel)
 extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* __restrict__ logits, int V,
                                                              const float* __restrict__ temperature,
                                                              const float* __restrict__ uniforms,
@@ -325,12 +339,8 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
     __syncthreads();
   }
   // the part of the slice that holds the target (every warp finds the same)
-  float run = sliceStart, partStart = 0.f;
-  for (int w = 0; w < 32; w++) {
-    if (w == lane) partStart = run;
-    run += sSum[w];
-  }
-  unsigned holders = __ballot_sync(0xffffffffu, target < partStart + sSum[lane] && (target >= partStart || lane == 0));
+  float partStart;
+  unsigned holders = holdersOf(sSum, sliceStart, target, lane, partStart);
   if (!holders) {  // past the slice's sum by rounding
     if (threadIdx.x == 0) emit(sliceLast);
     return;
@@ -344,21 +354,16 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
   expSumLast(row, subLo, subHi, lane, t, M, sum, last);
   if (lane == 0) { sSub[warp] = sum; sSubLast[warp] = last; }
   __syncthreads();
-  run = partStart;
-  float subStart = 0.f;
+  float subStart;
+  holders = holdersOf(sSub, partStart, target, lane, subStart);
   int partLast = -1;
-  for (int w = 0; w < 32; w++) {
-    if (w == lane) subStart = run;
-    run += sSub[w];
-    partLast = max(partLast, sSubLast[w]);
-  }
-  holders = __ballot_sync(0xffffffffu, target < subStart + sSub[lane] && (target >= subStart || lane == 0));
+  for (int w = 0; w < 32; w++) partLast = max(partLast, sSubLast[w]);
   if (!holders) {  // past the part's sum by rounding
     if (threadIdx.x == 0) emit(partLast >= 0 ? partLast : sliceLast);
     return;
   }
   const int holder = __ffs(holders) - 1;
-  run = __shfl_sync(0xffffffffu, subStart, holder);
+  float run = __shfl_sync(0xffffffffu, subStart, holder);
   if (warp != holder) return;
   // the walk of that 32nd in chunks of 32 with a warp scan; a token of probability 0 is never drawn,
   // though the scan's rounding may leave its running sum above the one before
@@ -589,8 +594,18 @@ const char* headSource() {
   return source.c_str();
 }
 
+// sample_rows' record of one slice of a row, in floats (its SLICE_RECORD: 4 + one sum per warp of a
+// block), and the most slices a row takes (its MAX_SLICES)
+constexpr int kSliceRecordFloats = 4 + 32;
+constexpr int kMaxSlices = 64;
+
+// the defines every compile of the row kernels takes
+std::vector<std::string> rowDefines() {
+  return {"SLICE_RECORD=" + std::to_string(kSliceRecordFloats), "MAX_SLICES=" + std::to_string(kMaxSlices)};
+}
+
 void* rowKernel(int device, const char* name, cudaStream_t stream) {
-  return nvrtc::kernel(device, rowSource(), name, {}, stream, kWho);
+  return nvrtc::kernel(device, rowSource(), name, rowDefines(), stream, kWho);
 }
 
 // gemv_rows with BATCH weight loads in flight per lane: the source's default (one module with the
@@ -598,8 +613,8 @@ void* rowKernel(int device, const char* name, cudaStream_t stream) {
 // and bench/engine-decode.ts)
 void* gemvKernel(int device, cudaStream_t stream) {
   static const std::string batch = nvrtc::tuningChoice("AGENT_R1_GEMV_BATCH", {"4", "8", "16"});
-  const std::vector<std::string> defines =
-      batch.empty() ? std::vector<std::string>{} : std::vector<std::string>{"BATCH=" + batch};
+  std::vector<std::string> defines = rowDefines();
+  if (!batch.empty()) defines.push_back("BATCH=" + batch);
   return nvrtc::kernel(device, rowSource(), "gemv_rows", defines, stream, kWho);
 }
 
@@ -800,10 +815,6 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   return result();
 }
 
-// sample_rows' record of one slice of a row, in floats (its SLICE_RECORD), and the most slices a row
-// takes (its MAX_SLICES)
-constexpr int kSliceRecordFloats = 36;
-constexpr int kMaxSlices = 64;
 // The rows sample_rows' arrival counters cover; a larger batch takes one block per row, which
 // fills the SMs anyway
 constexpr int kArrivalRows = 4096;
