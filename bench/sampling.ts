@@ -25,12 +25,20 @@ const { values: a } = parseArgs({
 });
 const V = Number(a.vocab);
 const repeats = Number(a.repeats);
-if (a.device !== 'cpu') {
+if (a.device !== 'cpu' && a.device !== 'cuda')
+  throw new Error(`bench/sampling.ts: --device must be cpu or cuda, got '${a.device}'`);
+const batches = (a.batch ?? (a.device === 'cuda' ? '1,8,64,256' : '64')).split(',').map(Number);
+if (batches.some((b) => !Number.isInteger(b) || b < 1))
+  throw new Error(
+    `bench/sampling.ts: --batch must be positive integers (comma-separated with --device cuda), got '${a.batch}'`,
+  );
+if (a.device === 'cuda') {
   if (!torch.cuda.isAvailable()) throw new Error('bench/sampling.ts --device cuda: CUDA is not available');
-  benchSampleRows('cuda:0', (a.batch ?? '1,8,64,256').split(',').map(Number));
+  benchSampleRows('cuda:0', batches);
   process.exit(0);
 }
-const B = Number(a.batch ?? '64');
+if (batches.length !== 1) throw new Error(`bench/sampling.ts: the CPU comparison takes one --batch, got '${a.batch}'`);
+const B = batches[0];
 const exponential_ = torch.aten('exponential_');
 
 /** The replaced sampler: argmax(p / E) with E ~ Exp(1) per entry, and the logprob by a second logsumexp. */
