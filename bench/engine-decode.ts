@@ -17,6 +17,10 @@
 // (average KV bytes: keys and values of prompt + new/2 positions, every layer). One JSON line per
 // point, then a table.
 // --reference (single point): transformers' generate on the same shape (bench/engine_decode_reference.py).
+// --trace <file.json>: after the timed runs, --trace-tokens (default 8) more under libtorch's profiler
+// (torch.profile): the Chrome trace to the file (chrome://tracing, ui.perfetto.dev) and, on CUDA, the
+// decode steps' kernel timeline (bench/kernel-timeline.ts: idle time between kernels, each kernel's
+// start against the previous one's end) as a table and in the JSON line.
 //
 // GPU:   bash bench/device/run.sh build decode   (after bench/device/bundle.sh here: the suite, with the
 //        engine's default scheduling and with --scheduling step), or node .devexp/native/engine-decode.mjs <flags>
@@ -32,6 +36,7 @@ import { createCausalLM } from '../src/models/index.js';
 import { Engine, type DecodeAttention } from '../src/engine/index.js';
 import { benchPython } from './python.js';
 import { qwen3Config, shapeFromFlags, type Qwen3Shape } from './qwen3-shape.js';
+import { formatTimeline, kernelTimeline, type Timeline } from './kernel-timeline.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -64,6 +69,8 @@ const { values: a } = parseArgs({
     // tokens per cache block (default: the engine's, 256 where decode runs as flash attention, which reads
     // blocks of a multiple of 256 in place and must gather smaller ones)
     'block-size': { type: 'string' },
+    trace: { type: 'string' },
+    'trace-tokens': { type: 'string', default: '8' },
     reference: { type: 'boolean', default: false },
     /** Suite: ours only, without the PyTorch reference (a comparison of our own settings). */
     'no-reference': { type: 'boolean', default: false },
@@ -92,6 +99,10 @@ else if (a['dependent-launch'] === 'off') {
 }
 const dtype = a.dtype as DType;
 const repeats = num('repeats');
+if (a.trace && a.suite) {
+  console.error('--trace profiles one point: give its shape and batch instead of --suite');
+  process.exit(2);
+}
 const temperature = num('temperature');
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -164,6 +175,19 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
   const t1 = await timed(1);
   const tN = await timed(newTokens);
   const decodeTps = (batch * (newTokens - 1)) / (tN - t1);
+  // --trace: a run of --trace-tokens more under the profiler, after the timed ones (it slows them)
+  let timeline: Timeline | undefined;
+  if (a.trace) {
+    const n = num('trace-tokens');
+    const { events } = await torch.profile(
+      async () => {
+        await Promise.all(prompts.map((q) => engine.generate(q, { maxTokens: n, temperature })));
+        if (cuda) torch.cuda.synchronize();
+      },
+      { cuda, tracePath: a.trace },
+    );
+    if (cuda) timeline = kernelTimeline(events);
+  }
   const params = model.numParameters();
   const item = dtype === 'float32' ? 4 : 2;
   const kvPerToken = 2 * shape.layers * shape.kvHeads * shape.headDim * item;
@@ -172,6 +196,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
   engine.dispose();
   model.dispose();
   if (cuda) torch.cuda.emptyCache();
+  if (timeline) console.log(formatTimeline(timeline));
   return {
     bench: 'engine-decode',
     impl: 'agent-r1',
@@ -200,6 +225,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     kv_cache_block_size: cache.blockSize,
     kv_cache_gib: +(cache.bytes / 2 ** 30).toFixed(3),
     kv_cache_budget: cache.source,
+    ...(a.trace ? { trace: a.trace, timeline } : {}),
   };
 }
 

@@ -20,7 +20,8 @@
         "src/fused_decode.cc",
         "src/nvrtc.cc",
         "src/threads.cc",
-        "src/distributed.cc"
+        "src/distributed.cc",
+        "src/profiler.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

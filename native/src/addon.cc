@@ -14,6 +14,7 @@ void registerPagedAttention(Napi::Env env, Napi::Object exports);
 void registerFusedDecode(Napi::Env env, Napi::Object exports);
 void registerThreads(Napi::Env env, Napi::Object exports);
 void registerDistributed(Napi::Env env, Napi::Object exports);
+void registerProfiler(Napi::Env env, Napi::Object exports);
 }  // namespace agent_r1
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -26,6 +27,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   agent_r1::registerFusedDecode(env, exports);
   agent_r1::registerThreads(env, exports);
   agent_r1::registerDistributed(env, exports);
+  agent_r1::registerProfiler(env, exports);
   exports.Set("torchVersion", Napi::String::New(env, TORCH_VERSION));
 #ifdef AGENT_R1_CUDA
   exports.Set("builtWithCuda", Napi::Boolean::New(env, true));

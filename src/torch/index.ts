@@ -89,6 +89,7 @@ export {
   siluMul,
 } from './fused-decode.js';
 export { shareTensor, adoptTensor, releaseShared } from './threads.js';
+export { profile, startProfiler, stopProfiler, type ProfileEvent } from './profiler.js';
 export {
   ProcessGroup,
   launchEnv,

@@ -108,6 +108,10 @@ export interface NativeBinding {
     normWeight: Handle | null,
     eps: number,
   ): [Handle, Handle | null];
+  profilerStart(cuda: boolean): void;
+  profilerStop(
+    tracePath: string | null,
+  ): { name: string; device: 'cpu' | 'cuda'; startNs: number; durationNs: number }[];
   setDependentLaunches(on: boolean): void;
   dependentLaunches(): boolean;
   shareTensor(h: Handle): number;

@@ -28,6 +28,7 @@ import {
   tokenLogprobs,
 } from '../../src/engine/index.js';
 import { FusedWeights } from '../../src/engine/fused-weights.js';
+import { kernelTimeline } from '../../bench/kernel-timeline.js';
 
 const skip = !torch.cuda.isAvailable() && 'CUDA is not available on this machine';
 const PROMPTS = [
@@ -793,4 +794,39 @@ describe('fused decode kernels', { skip }, () => {
       base.invFreq.dispose();
       model.dispose();
     });
+});
+
+describe('profiler on CUDA', { skip }, () => {
+  it('sees every kernel of a replayed decode graph, each its own event, and the kernel timeline splits the decode steps', async () => {
+    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: 64 }), {
+      seed: 3,
+      device: 'cuda:0',
+      dtype: 'bfloat16',
+    });
+    const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64, eosTokenIds: [] });
+    assert.equal(engine.usesCudaGraphs, true);
+    assert.equal(engine.fusedKernels, true);
+    await engine.generate(PROMPTS[1], { maxTokens: 4, temperature: 0 }); // capture outside the profile
+    const { events } = await torch.profile(
+      async () => {
+        await engine.generate(PROMPTS[1], { maxTokens: 12, temperature: 0 });
+        torch.cuda.synchronize();
+      },
+      { cuda: true },
+    );
+    const kernels = events.filter((e) => e.device === 'cuda');
+    const count = (name: string) => kernels.filter((e) => e.name === name).length;
+    // 11 decode steps after the prefill's token, each sampling once and running 2 layers' gemvRows
+    assert.ok(count('sample_rows') >= 11, `sample_rows ${count('sample_rows')} times`);
+    assert.ok(count('gemv_rows') >= 11 * 2, `gemv_rows ${count('gemv_rows')} times`);
+    const t = kernelTimeline(events);
+    assert.ok(t.steps.length >= 2);
+    for (const s of t.steps) assert.ok(s.spanUs > 0 && s.busyUs > 0 && s.kernels > 5, JSON.stringify(s));
+    assert.ok(
+      t.rows.some((r) => /^ ?\d+ gemv_rows$/.test(r.kernel)),
+      t.rows.map((r) => r.kernel).join(', '),
+    );
+    engine.dispose();
+    model.dispose();
+  });
 });
