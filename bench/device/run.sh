@@ -19,6 +19,8 @@
 #           lines when SWEEP_GEMV=1; one log, sweep-$SWEEP_TAG.log
 #   profile Nsight Compute's duration of each engine kernel, one at a time (no overlap), over two decode steps
 #           of the 4B shape at batch 1 (PROFILE_ARGS replaces the engine-decode flags): the per-kernel budget
+#   timeline bench/engine-decode.ts --trace at 4B and 0.6B batch 1: each decode step's kernels as they run inside
+#           the CUDA graph (bench/kernel-timeline.ts), which the profile job's one-at-a-time durations do not show
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -100,6 +102,20 @@ for job in "$@"; do
           --kernel-name 'regex:^(gemv|qk_norm|paged|add_rms|sample|silu)' --launch-skip 400 --launch-count 508 \
           node "$dev/engine-decode.mjs" "${pargs[@]}"; } > "$OUT/profile.log" 2>&1
       grep -c gemv "$OUT/profile.log"; tail -3 "$OUT/profile.log" | cut -c1-300 ;;
+    timeline)
+      # where a decode step's time goes between kernels (libtorch's profiler; the machine has no Nsight
+      # Systems): bench/engine-decode.ts --trace at 4B batch 1 and 0.6B batch 1 (TIMELINE_ARGS replaces
+      # the engine-decode flags of both), the Chrome traces to $OUT
+      read -r -a targs <<< "${TIMELINE_ARGS:-}"
+      for shape in 4b 0.6b; do
+        if [ "$shape" = 4b ]; then flags=(--layers 36 --hidden 2560 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 9728 --prompt-len 512 --new-tokens 128)
+        else flags=(--prompt-len 128 --new-tokens 256); fi
+        [ ${#targs[@]} -gt 0 ] && flags=("${targs[@]}")
+        { head_line "node .devexp/native/engine-decode.mjs ${flags[*]} --batch 1 --repeats 1 --trace timeline-$shape.json"
+          node "$dev/engine-decode.mjs" "${flags[@]}" --batch 1 --repeats 1 --trace "$OUT/timeline-$shape.json" 2>&1 | grep -v USDT | cut -c1-2000; } > "$OUT/timeline-$shape.log" 2>&1
+        grep -E '^step|^\|' "$OUT/timeline-$shape.log" | head -60
+        gzip -f "$OUT/timeline-$shape.json"
+      done ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
@@ -117,7 +133,7 @@ for job in "$@"; do
       log="$OUT/train-e2e${E2E_TAG:+-$E2E_TAG}.log"
       { head_line "${E2E_STEPS:-5} steps, random Qwen3-0.6B-shaped model, gsm8k_tool; command on the next line"; echo "# agent-r1 train ${cmd[*]:$((3 + ${#flags[@]}))}"; "${cmd[@]}"; echo '## metrics.jsonl'; cat /tmp/run-$t0/metrics.jsonl; } > "$log" 2>&1
       grep -E '^step|error|Error' "$log" | tail -12 ;;
-    *) echo "run.sh: unknown job '$job' (build, tests, paged, sampling, gemv, tail, decode, nopdl, sweep, profile, e2e)"; exit 2 ;;
+    *) echo "run.sh: unknown job '$job' (build, tests, paged, sampling, gemv, tail, decode, nopdl, sweep, profile, timeline, e2e)"; exit 2 ;;
   esac
   echo "== $job: $(( $(date +%s) - t0 )) s"
 done
