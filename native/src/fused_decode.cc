@@ -618,6 +618,14 @@ void* gemvKernel(int device, cudaStream_t stream) {
   return nvrtc::kernel(device, rowSource(), "gemv_rows", defines, stream, kWho);
 }
 
+// gemv_rows' threads a block: 256 (8 warps), or AGENT_R1_GEMV_THREADS=32|64|128 (to compare in the
+// benches: a block holds its place on the SM until its last warp ends, so smaller blocks hand the
+// SM to the next kernel's blocks sooner, and each stages f(x) for fewer warps)
+int gemvThreads() {
+  static const std::string choice = nvrtc::tuningChoice("AGENT_R1_GEMV_THREADS", {"32", "64", "128", "256"});
+  return choice.empty() ? 256 : std::stoi(choice);
+}
+
 void* headKernel(int device, int headDim, cudaStream_t stream) {
   return nvrtc::kernel(device, headSource(), "qk_norm_rope_cache", {"HEAD_DIM=" + std::to_string(headDim)}, stream,
                        kWho);
@@ -806,7 +814,7 @@ Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) {
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   // one warp per row while the rows fit on the device at once, else as many blocks as fit (each
   // stages f(x) once, so more blocks would only read it again)
-  const int threads = 256, warps = threads / 32;
+  const int threads = gemvThreads(), warps = threads / 32;
   static const int sms = nvrtc::smCount(device);
   const int64_t resident = static_cast<int64_t>(sms) * nvrtc::residentBlocksPerSm(f, threads, shared, kWho);
   const int64_t blocks = std::min<int64_t>((N + warps - 1) / warps, resident);
