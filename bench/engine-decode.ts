@@ -70,7 +70,7 @@ const { values: a } = parseArgs({
     // blocks of a multiple of 256 in place and must gather smaller ones)
     'block-size': { type: 'string' },
     trace: { type: 'string' },
-    'trace-tokens': { type: 'string', default: '8' },
+    'trace-tokens': { type: 'string' },
     reference: { type: 'boolean', default: false },
     /** Suite: ours only, without the PyTorch reference (a comparison of our own settings). */
     'no-reference': { type: 'boolean', default: false },
@@ -101,6 +101,17 @@ const dtype = a.dtype as DType;
 const repeats = num('repeats');
 if (a.trace && a.suite) {
   console.error('--trace profiles one point: give its shape and batch instead of --suite');
+  process.exit(2);
+}
+if (a['trace-tokens'] !== undefined && !a.trace) {
+  console.error('--trace-tokens sets how many tokens --trace profiles: give --trace <file.json> with it');
+  process.exit(2);
+}
+const traceTokens = Number(a['trace-tokens'] ?? 8);
+if (!Number.isInteger(traceTokens) || traceTokens < 3) {
+  console.error(
+    `--trace-tokens must be an integer of at least 3 (two decode steps after the first token), got '${a['trace-tokens']}'`,
+  );
   process.exit(2);
 }
 const temperature = num('temperature');
@@ -178,10 +189,9 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
   // --trace: a run of --trace-tokens more under the profiler, after the timed ones (it slows them)
   let timeline: Timeline | undefined;
   if (a.trace) {
-    const n = num('trace-tokens');
     const { events } = await torch.profile(
       async () => {
-        await Promise.all(prompts.map((q) => engine.generate(q, { maxTokens: n, temperature })));
+        await Promise.all(prompts.map((q) => engine.generate(q, { maxTokens: traceTokens, temperature })));
         if (cuda) torch.cuda.synchronize();
       },
       { cuda, tracePath: a.trace },

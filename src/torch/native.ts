@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../errors.js';
+import type { ProfileEvent } from './profiler.js';
 
 /** An opaque tensor handle owned by the native slab. */
 export type Handle = object & { readonly __handle: unique symbol };
@@ -109,9 +110,7 @@ export interface NativeBinding {
     eps: number,
   ): [Handle, Handle | null];
   profilerStart(cuda: boolean): void;
-  profilerStop(
-    tracePath: string | null,
-  ): { name: string; device: 'cpu' | 'cuda'; startNs: number; durationNs: number }[];
+  profilerStop(tracePath: string | null): ProfileEvent[];
   setDependentLaunches(on: boolean): void;
   dependentLaunches(): boolean;
   shareTensor(h: Handle): number;
