@@ -12,6 +12,12 @@ export interface TimelineRow {
   meanDurationUs: number;
   /** Mean of start - the previous kernel's end, in us (negative: they overlap); null for a step's first kernel. */
   meanStartAfterPreviousEndUs: number | null;
+  /**
+   * Mean of what it adds to the step's span: its end less the latest end of the kernels before it (a
+   * step's first kernel: its duration), in us. These add up to the span; with overlapping kernels
+   * a duration does not say what a kernel costs the step, this does.
+   */
+  meanAddedUs: number;
 }
 
 export interface Timeline {
@@ -76,7 +82,7 @@ export function kernelTimeline(events: ProfileEvent[], o: { stepEnd?: string; st
   for (const s of all) counts.set(s.length, (counts.get(s.length) ?? 0) + 1);
   const common = [...counts.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0][0];
   const chosen = all.filter((s) => s.length === common).slice(-(o.steps ?? 3));
-  const per = new Map<string, { launches: number; duration: number; gap: number; gaps: number }>();
+  const per = new Map<string, { launches: number; duration: number; gap: number; gaps: number; added: number }>();
   const steps: Timeline['steps'] = [];
   for (const step of chosen) {
     const before = all.indexOf(step) - 1;
@@ -87,9 +93,10 @@ export function kernelTimeline(events: ProfileEvent[], o: { stepEnd?: string; st
     step.forEach((k, i) => {
       idle += Math.max(0, k.start - end);
       busy += k.end - k.start;
-      const r = per.get(labels[i]) ?? { launches: 0, duration: 0, gap: 0, gaps: 0 };
+      const r = per.get(labels[i]) ?? { launches: 0, duration: 0, gap: 0, gaps: 0, added: 0 };
       r.launches++;
       r.duration += k.end - k.start;
+      r.added += i === 0 ? k.end - k.start : Math.max(0, k.end - end);
       if (i > 0) {
         r.gap += k.start - step[i - 1].end;
         r.gaps++;
@@ -112,6 +119,7 @@ export function kernelTimeline(events: ProfileEvent[], o: { stepEnd?: string; st
       launchesPerStep: r.launches / chosen.length,
       meanDurationUs: r.duration / r.launches / 1e3,
       meanStartAfterPreviousEndUs: r.gaps ? r.gap / r.gaps / 1e3 : null,
+      meanAddedUs: r.added / r.launches / 1e3,
     }));
   return { steps, rows };
 }
@@ -125,11 +133,11 @@ export function formatTimeline(t: Timeline): string {
         `step: ${s.kernels} kernels, span ${us(s.spanUs)} us, kernels' durations summed ${us(s.busyUs)} us, idle between kernels ${us(s.idleUs)} us` +
         (s.sincePreviousStepUs === null ? '' : `, ${us(s.sincePreviousStepUs)} us after the step before`),
     ),
-    '| kernel | launches a step | mean duration us | mean start after the previous kernel ends, us |',
-    '|---|---|---|---|',
+    '| kernel | launches a step | mean duration us | mean start after the previous kernel ends, us | mean added to the step, us | added a step, us |',
+    '|---|---|---|---|---|---|',
     ...t.rows.map(
       (r) =>
-        `| ${r.kernel} | ${r.launchesPerStep} | ${us(r.meanDurationUs)} | ${r.meanStartAfterPreviousEndUs === null ? '-' : us(r.meanStartAfterPreviousEndUs)} |`,
+        `| ${r.kernel} | ${r.launchesPerStep} | ${us(r.meanDurationUs)} | ${r.meanStartAfterPreviousEndUs === null ? '-' : us(r.meanStartAfterPreviousEndUs)} | ${us(r.meanAddedUs)} | ${us(r.meanAddedUs * r.launchesPerStep)} |`,
     ),
   ].join('\n');
 }

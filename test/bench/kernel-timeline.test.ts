@@ -64,12 +64,21 @@ describe('kernelTimeline', () => {
     assert.equal(row(' 1 gemv_rows')?.meanStartAfterPreviousEndUs, 0);
     assert.equal(row('embed_kernel')?.meanStartAfterPreviousEndUs, null);
     assert.equal(row('sample_rows')?.meanStartAfterPreviousEndUs, 3);
+    // added to the span: the attention ends 3 us after the first gemv, the second gemv 8 us after the
+    // attention, sampling 5 us after the last gemv; the step's first kernel adds its duration
+    assert.equal(row(' 2 paged_decode_attention')?.meanAddedUs, 3);
+    assert.equal(row(' 0 gemv_rows')?.meanAddedUs, 8);
+    assert.equal(row(' 1 gemv_rows')?.meanAddedUs, 10);
+    assert.equal(row('embed_kernel')?.meanAddedUs, 1);
+    assert.equal(row('sample_rows')?.meanAddedUs, 5);
+    const added = t.rows.reduce((sum, r) => sum + r.meanAddedUs * r.launchesPerStep, 0);
+    assert.equal(added, t.steps[0].spanUs, 'what the kernels add sums to the span');
     const text = formatTimeline(t);
     assert.match(
       text,
       /^step: 11 kernels, span 69.00 us, kernels' durations summed 63.00 us, idle between kernels 9.00 us/m,
     );
-    assert.match(text, /\| {2}0 gemv_rows \| 3 \| 6.00 \| 2.00 \|/);
+    assert.match(text, /\| {2}0 gemv_rows \| 3 \| 6.00 \| 2.00 \| 8.00 \| 24.00 \|/);
   });
 
   it('refuses a profile without two complete steps, saying what it needs', () => {

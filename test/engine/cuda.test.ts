@@ -616,6 +616,53 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
+  it("gemvRows gives float32's linear rounded once, and the same bits per CUDA-graph replay over new inputs", () => {
+    torch.manualSeed(11);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [M, N, K] of [
+          // far fewer rows than the grid has warps, of one batch of loads and of 5
+          [1, 8, 64],
+          [2, 3, 9728],
+          // K not a multiple of 256: a lane's last load of a row past its end for some lanes
+          [3, 50, 1000],
+          // the 4B shape's q/k/v and o at one row: ~2 rows a warp of 10 loads a lane, and 1 of 16
+          [1, 6144, 2560],
+          [1, 2560, 4096],
+          // ~13 rows a warp of 4 loads a lane (the 0.6B shape's K)
+          [4, 40000, 1024],
+        ]) {
+          const what = `${M}x${K} . ${N}x${K}`;
+          const x = torch.keep(bf16([M, K]));
+          const w = bf16([N, K], 0.05);
+          const b = bf16([N], 0.1);
+          const first = torch.gemvRows(x, w, b);
+          // against float32's linear rounded once (a bf16 linear of so few rows may reduce split sums in
+          // bf16, a step off in a third of a 2x3 output)
+          const f32 = (t: torch.Tensor) => t.to('float32');
+          assertBf16Close(first, torch.linear(f32(x), f32(w), f32(b)).to('bfloat16'), what, 0.97, 1.01);
+          const bits = (t: torch.Tensor) => t.view(-1).to('float32').toArray() as number[];
+          const graph = new torch.CUDAGraph();
+          try {
+            const out = graph.capture(() => [torch.gemvRows(x, w, b), torch.gemvRows(x, w, b)] as const, {
+              device: dev,
+            });
+            for (let replay = 0; replay < 2; replay++) {
+              x.copy_(bf16([M, K]));
+              const eager = bits(torch.gemvRows(x, w, b));
+              graph.replay();
+              for (const [i, o] of out.entries())
+                assert.deepEqual(bits(o), eager, `${what}: replay ${replay}, launch ${i + 1} of the graph`);
+            }
+          } finally {
+            graph.dispose();
+          }
+          x.dispose();
+        }
+      }),
+    );
+  });
+
   it('gemvRows with silu * up or the add and norm folded in gives the kernels it replaces, with and without dependent launches', () => {
     torch.manualSeed(10);
     torch.noGrad(() =>
@@ -798,7 +845,8 @@ describe('fused decode kernels', { skip }, () => {
 
 describe('profiler on CUDA', { skip }, () => {
   it('sees every kernel of a replayed decode graph, each its own event, and the kernel timeline splits the decode steps', async () => {
-    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: 64 }), {
+    // layers enough that the timeline finds the layer's kernels repeat (2 would leave it too few periods)
+    const model = createCausalLM(tinyConfig('qwen3', { initializer_range: 0.1, head_dim: 64, num_hidden_layers: 6 }), {
       seed: 3,
       device: 'cuda:0',
       dtype: 'bfloat16',
@@ -816,9 +864,9 @@ describe('profiler on CUDA', { skip }, () => {
     );
     const kernels = events.filter((e) => e.device === 'cuda');
     const count = (name: string) => kernels.filter((e) => e.name === name).length;
-    // 11 decode steps after the prefill's token, each sampling once and running 2 layers' gemvRows
+    // 11 decode steps after the prefill's token, each sampling once and running 6 layers' gemvRows
     assert.ok(count('sample_rows') >= 11, `sample_rows ${count('sample_rows')} times`);
-    assert.ok(count('gemv_rows') >= 11 * 2, `gemv_rows ${count('gemv_rows')} times`);
+    assert.ok(count('gemv_rows') >= 11 * 6, `gemv_rows ${count('gemv_rows')} times`);
     const t = kernelTimeline(events);
     assert.ok(t.steps.length >= 2);
     for (const s of t.steps) assert.ok(s.spanUs > 0 && s.busyUs > 0 && s.kernels > 5, JSON.stringify(s));
