@@ -334,21 +334,46 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   }
 }
 
-// The splits of each (sequence, query head) merged: grid (Hq, B), HEAD_DIM threads.
+// The splits of each (sequence, query head) merged: grid (Hq, B), HEAD_DIM threads. Up to
+// MERGE_AT_ONCE splits, a thread loads every split's maximum, denominator and sum at once, then
+// adds them: a loop over the splits waited on their loads a few at a time, and the merge sits
+// between the attention and the o matmul on the decode step's critical path (4B batch 1: 5.2 us
+// of an 81 us layer, h200-kernel-timeline.log). The same sums in the same order either way.
+#define MERGE_AT_ONCE 16
 extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
                                               bf16* __restrict__ out, int splits) {
   const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
   const float* stats = partStats + 2 * head * splits;
+  const float* sums = partSums + head * splits * HEAD_DIM + threadIdx.x;
   depWait();
   depLaunchNext();
-  float M = NEG_INF;
-  for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
-  float L = 0.f, A = 0.f;
-  for (int s = 0; s < splits; s++) {
-    if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
-    const float f = ex2(stats[2 * s] - M);
-    L += stats[2 * s + 1] * f;
-    A += partSums[(head * splits + s) * HEAD_DIM + threadIdx.x] * f;
+  float M = NEG_INF, L = 0.f, A = 0.f;
+  if (splits <= MERGE_AT_ONCE) {
+    float m[MERGE_AT_ONCE], l[MERGE_AT_ONCE], a[MERGE_AT_ONCE];
+#pragma unroll
+    for (int s = 0; s < MERGE_AT_ONCE; s++) {
+      // a split with no tokens wrote sums of 0 and a maximum of -inf
+      m[s] = s < splits ? stats[2 * s] : NEG_INF;
+      l[s] = s < splits ? stats[2 * s + 1] : 0.f;
+      a[s] = s < splits ? sums[s * HEAD_DIM] : 0.f;
+    }
+#pragma unroll
+    for (int s = 0; s < MERGE_AT_ONCE; s++) M = fmaxf(M, m[s]);
+#pragma unroll
+    for (int s = 0; s < MERGE_AT_ONCE; s++) {
+      if (m[s] == NEG_INF) continue;  // a split with no tokens, or past the splits
+      const float f = ex2(m[s] - M);
+      L += l[s] * f;
+      A += a[s] * f;
+    }
+  } else {
+    for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
+    for (int s = 0; s < splits; s++) {
+      if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
+      const float f = ex2(stats[2 * s] - M);
+      L += stats[2 * s + 1] * f;
+      A += sums[s * HEAD_DIM] * f;
+    }
   }
   out[head * HEAD_DIM + threadIdx.x] = toBf16(A / L);
 }
