@@ -35,7 +35,8 @@ export function shortKernelName(name: string): string {
  * and its name, so a layer's several launches of one kernel come apart; outside it (the embedding,
  * the final norm, lm_head, sampling), its name. The layer's length: the shortest shift under which
  * the names repeat nearly as often as under the best one (its multiples repeat as often), and at
- * least half the time.
+ * least half the time. Places count from the first kernel from which a whole layer's names repeat
+ * one layer on, so the layer's first kernel is place 0.
  */
 export function layerLabels(names: string[]): string[] {
   const n = names.length;
@@ -49,9 +50,17 @@ export function layerLabels(names: string[]): string[] {
   const best = Math.max(0, ...shares.values());
   const period = best >= 0.5 ? [...shares.entries()].find(([, share]) => share >= 0.95 * best)![0] : 0;
   if (!period) return [...names];
+  const wholeLayerRepeats = (i: number) => {
+    for (let k = 0; k < period; k++) if (names[i + k] !== names[i + k + period]) return false;
+    return true;
+  };
+  let first = 0;
+  while (first + 2 * period <= n && !wholeLayerRepeats(first)) first++;
+  if (first + 2 * period > n) first = 0;
   return names.map((name, i) => {
     const periodic = (i + period < n && names[i + period] === name) || (i >= period && names[i - period] === name);
-    return periodic ? `${String(i % period).padStart(2)} ${name}` : name;
+    const place = (((i - first) % period) + period) % period;
+    return periodic ? `${String(place).padStart(2)} ${name}` : name;
   });
 }
 

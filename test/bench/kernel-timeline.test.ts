@@ -50,25 +50,25 @@ describe('kernelTimeline', () => {
   it("labels a layer's kernels by their place, and averages each one's start against the previous end", () => {
     const t = kernelTimeline(steps(3));
     const row = (k: string) => t.rows.find((r) => r.kernel === k);
-    // places in the step modulo the layer's 3 kernels: the embedding is 0, so a layer reads 1, 2, 0
+    // places in the layer of 3 kernels, from its first: gemv, attention, gemv
     assert.deepEqual(
       t.rows.map((r) => r.kernel),
-      [' 0 gemv_rows', ' 1 gemv_rows', ' 2 paged_decode_attention', 'embed_kernel', 'sample_rows'],
+      [' 0 gemv_rows', ' 1 paged_decode_attention', ' 2 gemv_rows', 'embed_kernel', 'sample_rows'],
     );
-    assert.equal(row(' 2 paged_decode_attention')?.meanStartAfterPreviousEndUs, -1);
-    assert.equal(row(' 2 paged_decode_attention')?.launchesPerStep, 3);
-    assert.equal(row(' 0 gemv_rows')?.meanDurationUs, 6);
-    assert.equal(row(' 0 gemv_rows')?.meanStartAfterPreviousEndUs, 2);
+    assert.equal(row(' 1 paged_decode_attention')?.meanStartAfterPreviousEndUs, -1);
+    assert.equal(row(' 1 paged_decode_attention')?.launchesPerStep, 3);
+    assert.equal(row(' 2 gemv_rows')?.meanDurationUs, 6);
+    assert.equal(row(' 2 gemv_rows')?.meanStartAfterPreviousEndUs, 2);
     // the first layer's gemv follows the embedding at once, the others the previous layer's second gemv
-    assert.equal(row(' 1 gemv_rows')?.meanDurationUs, 10);
-    assert.equal(row(' 1 gemv_rows')?.meanStartAfterPreviousEndUs, 0);
+    assert.equal(row(' 0 gemv_rows')?.meanDurationUs, 10);
+    assert.equal(row(' 0 gemv_rows')?.meanStartAfterPreviousEndUs, 0);
     assert.equal(row('embed_kernel')?.meanStartAfterPreviousEndUs, null);
     assert.equal(row('sample_rows')?.meanStartAfterPreviousEndUs, 3);
     // added to the span: the attention ends 3 us after the first gemv, the second gemv 8 us after the
     // attention, sampling 5 us after the last gemv; the step's first kernel adds its duration
-    assert.equal(row(' 2 paged_decode_attention')?.meanAddedUs, 3);
-    assert.equal(row(' 0 gemv_rows')?.meanAddedUs, 8);
-    assert.equal(row(' 1 gemv_rows')?.meanAddedUs, 10);
+    assert.equal(row(' 1 paged_decode_attention')?.meanAddedUs, 3);
+    assert.equal(row(' 2 gemv_rows')?.meanAddedUs, 8);
+    assert.equal(row(' 0 gemv_rows')?.meanAddedUs, 10);
     assert.equal(row('embed_kernel')?.meanAddedUs, 1);
     assert.equal(row('sample_rows')?.meanAddedUs, 5);
     const added = t.rows.reduce((sum, r) => sum + r.meanAddedUs * r.launchesPerStep, 0);
@@ -78,7 +78,7 @@ describe('kernelTimeline', () => {
       text,
       /^step: 11 kernels, span 69.00 us, kernels' durations summed 63.00 us, idle between kernels 9.00 us/m,
     );
-    assert.match(text, /\| {2}0 gemv_rows \| 3 \| 6.00 \| 2.00 \| 8.00 \| 24.00 \|/);
+    assert.match(text, /\| {2}2 gemv_rows \| 3 \| 6.00 \| 2.00 \| 8.00 \| 24.00 \|/);
   });
 
   it('refuses a profile without two complete steps, saying what it needs', () => {
@@ -96,5 +96,19 @@ describe('kernelTimeline', () => {
     );
     assert.equal(shortKernelName('gemv_rows'), 'gemv_rows');
     assert.deepEqual(layerLabels(['a', 'b', 'c', 'd']), ['a', 'b', 'c', 'd']);
+  });
+
+  it("numbers a layer's places from its first kernel, past names before it that repeat by chance", () => {
+    // 4 names before the layers (so the step's index is not a layer's place), the 'a' among them one
+    // layer before the first layer's 'a' by chance
+    const names = ['x', 'a', 'y', 'z', ...Array.from({ length: 4 }, () => ['a', 'b', 'c']).flat(), 's'];
+    assert.deepEqual(layerLabels(names), [
+      'x',
+      ' 0 a',
+      'y',
+      'z',
+      ...Array.from({ length: 4 }, () => [' 0 a', ' 1 b', ' 2 c']).flat(),
+      's',
+    ]);
   });
 });
