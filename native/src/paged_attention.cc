@@ -340,6 +340,16 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
 // between the attention and the o matmul on the decode step's critical path (4B batch 1: 5.2 us
 // of an 81 us layer, h200-kernel-timeline.log). The same sums in the same order either way.
 #define MERGE_AT_ONCE 16
+
+// split s's share of the merged sums (maximum m, denominator l, sum a) under the splits' maximum M;
+// a split with no tokens (m = -inf) has none
+__device__ __forceinline__ void addSplit(float m, float l, float a, float M, float& L, float& A) {
+  if (m == NEG_INF) return;
+  const float f = ex2(m - M);
+  L += l * f;
+  A += a * f;
+}
+
 extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
                                               bf16* __restrict__ out, int splits) {
   const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
@@ -360,20 +370,10 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
 #pragma unroll
     for (int s = 0; s < MERGE_AT_ONCE; s++) M = fmaxf(M, m[s]);
 #pragma unroll
-    for (int s = 0; s < MERGE_AT_ONCE; s++) {
-      if (m[s] == NEG_INF) continue;  // a split with no tokens, or past the splits
-      const float f = ex2(m[s] - M);
-      L += l[s] * f;
-      A += a[s] * f;
-    }
+    for (int s = 0; s < MERGE_AT_ONCE; s++) addSplit(m[s], l[s], a[s], M, L, A);  // past the splits: m = -inf
   } else {
     for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
-    for (int s = 0; s < splits; s++) {
-      if (stats[2 * s] == NEG_INF) continue;  // a split with no tokens
-      const float f = ex2(stats[2 * s] - M);
-      L += stats[2 * s + 1] * f;
-      A += sums[s * HEAD_DIM] * f;
-    }
+    for (int s = 0; s < splits; s++) addSplit(stats[2 * s], stats[2 * s + 1], sums[s * HEAD_DIM], M, L, A);
   }
   out[head * HEAD_DIM + threadIdx.x] = toBf16(A / L);
 }
