@@ -179,8 +179,11 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int half = lane >> 4, sub = lane & 15;  // which half-warp, and the lane within it
   const int halves = 2 * warps, me = 2 * warp + half;
-  depWait();  // q and the cache come from the kernel before (nvrtc.h)
-  depLaunchNext();
+  // Before depWait (nvrtc.h), only what the kernel before (qk_norm_rope_cache: q and the newest
+  // token's cache row) does not write: the positions, the block table and the older tokens' rows
+  // were written before this layer's q/k/v matmul began, and that matmul had ended when the kernel
+  // before let this one start (it does so past its own depWait). So the first STAGES - 1 steps'
+  // copies overlap the kernel before, and the newest row is copied after the wait.
   // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
   const int seqLen = (int)positions[b] + 1;
   // a multiple of UNROLL, so a half-warp's UNROLL tokens of a step start at one too
@@ -196,8 +199,9 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   const int start = first + warp * 2 * UNROLL, stride = warps * 2 * UNROLL;
   const int steps = start < len ? (len - start + stride - 1) / stride : 0;
   char* ring = reinterpret_cast<char*>(shared) + (size_t)warp * STAGES * STEP_BYTES;
-  // step i's rows into its place in the ring, as one cp.async group (empty past the last step)
-  const auto issue = [&](int i) {
+  // step i's rows into its place in the ring, as one cp.async group (empty past the last step);
+  // the row of token `skip` is left as zeros
+  const auto issue = [&](int i, int skip) {
     char* dst = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
     // the half-warp's UNROLL tokens start at a multiple of UNROLL: in blocks of a multiple of UNROLL
     // tokens, all lie in one block, and one look-up of the table serves them
@@ -206,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const int t = t0 + u;
-      const bool ok = i < steps && t < len;
+      const bool ok = i < steps && t < len && t != skip;
       const long long block = ALIGNED ? block0 : ok ? table[t / BLOCK_SIZE] : 0;
       const size_t slot = ok ? (size_t)block * BLOCK_SIZE + t % BLOCK_SIZE : 0;
       copyRow(dst + (2 * u) * 32 * ROW_BYTES, kc + slot * rowStride + headOffset, ok);
@@ -214,8 +218,34 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
   };
+  const int newest = seqLen - 1;
 #pragma unroll
-  for (int i = 0; i < STAGES - 1; i++) issue(i);
+  for (int i = 0; i < STAGES - 1; i++) issue(i, newest);
+  depWait();
+  depLaunchNext();
+  // the newest token's row, where one of those steps holds it (in this lane's half-warp): once the
+  // zeros copied in its place have landed, a plain copy (each lane reads back only what it wrote)
+  if (newest >= start && newest < len) {
+    const int i = (newest - start) / stride, o = newest - start - i * stride;
+    if (i < STAGES - 1 && o < 2 * UNROLL && o / UNROLL == half) {
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      const int u = o % UNROLL;
+      const size_t slot = (size_t)table[newest / BLOCK_SIZE] * BLOCK_SIZE + newest % BLOCK_SIZE;
+      char* dst = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
+      const bf16* kSrc = kc + slot * rowStride + headOffset;
+      const bf16* vSrc = vc + slot * rowStride + headOffset;
+#if ROW_BYTES == 8
+      *reinterpret_cast<uint2*>(dst + (2 * u) * 32 * ROW_BYTES) = *reinterpret_cast<const uint2*>(kSrc);
+      *reinterpret_cast<uint2*>(dst + (2 * u + 1) * 32 * ROW_BYTES) = *reinterpret_cast<const uint2*>(vSrc);
+#else
+#pragma unroll
+      for (int j = 0; j < ROW_BYTES / 16; j++) {
+        reinterpret_cast<uint4*>(dst + (2 * u) * 32 * ROW_BYTES)[j] = reinterpret_cast<const uint4*>(kSrc)[j];
+        reinterpret_cast<uint4*>(dst + (2 * u + 1) * 32 * ROW_BYTES)[j] = reinterpret_cast<const uint4*>(vSrc)[j];
+      }
+#endif
+    }
+  }
   // scores in base 2 (q scaled by log2(e) too), so an exponential is one ex2
   const float qScale = scale * 1.4426950408889634f;
   // the running maximum and denominator of the one head this lane owns
@@ -232,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
     }
   }
   for (int i = 0; i < steps; i++) {
-    issue(i + STAGES - 1);
+    issue(i + STAGES - 1, -1);
     asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 1) : "memory");  // step i has landed
     const char* rows = ring + (i % STAGES) * STEP_BYTES + lane * ROW_BYTES;
     const int base = start + i * stride + half * UNROLL;
