@@ -33,10 +33,11 @@ import { parseArgs } from 'node:util';
 import * as torch from '../src/torch/index.js';
 import type { Device, DType } from '../src/torch/index.js';
 import { createCausalLM } from '../src/models/index.js';
-import { Engine, type DecodeAttention } from '../src/engine/index.js';
+import { Engine, decodeTrunkRows, generationModel, type DecodeAttention } from '../src/engine/index.js';
 import { benchPython } from './python.js';
 import { qwen3Config, shapeFromFlags, type Qwen3Shape } from './qwen3-shape.js';
 import { formatTimeline, kernelTimeline, type Timeline } from './kernel-timeline.js';
+import { formatTrunkTrace, trunkTraceSummary, type TrunkTraceRow } from './trunk-trace.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -198,7 +199,21 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     );
     if (cuda) timeline = kernelTimeline(events);
   }
+  // AGENT_R1_DECODE_TRUNK_TRACE=1: where the last decode-trunk step's time went, layer by layer
+  let trunkTrace: TrunkTraceRow[] | undefined;
+  if (cuda && process.env.AGENT_R1_DECODE_TRUNK_TRACE === '1') {
+    const t = torch.decodeTrunkTrace(device);
+    if (t) {
+      trunkTrace = trunkTraceSummary(t.toNested() as number[][][]);
+      t.dispose();
+    }
+  }
   const params = model.numParameters();
+  const trunkRows = torch.noGrad(() => {
+    const g = generationModel(model);
+    g.invFreq.dispose();
+    return decodeTrunkRows(g);
+  });
   const item = dtype === 'float32' ? 4 : 2;
   const kvPerToken = 2 * shape.layers * shape.kvHeads * shape.headDim * item;
   const graphs = engine.usesCudaGraphs;
@@ -207,6 +222,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
   model.dispose();
   if (cuda) torch.cuda.emptyCache();
   if (timeline) console.log(formatTimeline(timeline));
+  if (trunkTrace) console.log(formatTrunkTrace(trunkTrace));
   return {
     bench: 'engine-decode',
     impl: 'agent-r1',
@@ -223,6 +239,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     cuda_graphs: graphs,
     decode_attention: engine.decodeAttention,
     fused_kernels: engine.fusedKernels,
+    decode_trunk_rows: engine.fusedKernels ? trunkRows : 0,
     async_scheduling: engine.asyncScheduling,
     dependent_launches: cuda && torch.hasFusedDecodeKernels() ? torch.dependentLaunches() : false,
     prefill_plus_first_token_s: +t1.toFixed(4),
@@ -236,6 +253,7 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     kv_cache_gib: +(cache.bytes / 2 ** 30).toFixed(3),
     kv_cache_budget: cache.source,
     ...(a.trace ? { trace: a.trace, timeline } : {}),
+    ...(trunkTrace ? { trunk_trace: trunkTrace } : {}),
   };
 }
 
@@ -253,10 +271,16 @@ if (a.suite) {
     { shape: shapeOf('4b'), batch: 1, promptLen: 512, newTokens: 128 },
     { shape: shapeOf('4b'), batch: 64, promptLen: 512, newTokens: 128 },
   ];
+  // points --suite-points may name beside the five: the few-row steps the decode trunk may take
+  const fewRows: Point[] = [2, 4].flatMap((batch) => [
+    { shape: shapeOf('0.6b'), batch, promptLen: 128, newTokens: 256 },
+    { shape: shapeOf('4b'), batch, promptLen: 512, newTokens: 128 },
+  ]);
   const wanted = a['suite-points']?.split(',');
-  const points = wanted ? all.filter((p) => wanted.includes(`${p.shape.name}:${p.batch}`)) : all;
+  const named = [...all, ...fewRows];
+  const points = wanted ? named.filter((p) => wanted.includes(`${p.shape.name}:${p.batch}`)) : all;
   if (wanted && points.length !== wanted.length)
-    throw new Error(`--suite-points: ${wanted} names points outside ${all.map((p) => `${p.shape.name}:${p.batch}`)}`);
+    throw new Error(`--suite-points: ${wanted} names points outside ${named.map((p) => `${p.shape.name}:${p.batch}`)}`);
   const bw = copyBandwidth();
   console.log(JSON.stringify({ bench: 'copy-bandwidth', device, bytes_per_s: Math.round(bw) }));
   const ours: Record<string, unknown>[] = [];

@@ -18,6 +18,8 @@
         "src/cuda_graph.cc",
         "src/paged_attention.cc",
         "src/fused_decode.cc",
+        "src/decode_sources.cc",
+        "src/decode_trunk.cc",
         "src/nvrtc.cc",
         "src/threads.cc",
         "src/distributed.cc",

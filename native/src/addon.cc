@@ -12,6 +12,7 @@ void registerDevice(Napi::Env env, Napi::Object exports);
 void registerCudaGraph(Napi::Env env, Napi::Object exports);
 void registerPagedAttention(Napi::Env env, Napi::Object exports);
 void registerFusedDecode(Napi::Env env, Napi::Object exports);
+void registerDecodeTrunk(Napi::Env env, Napi::Object exports);
 void registerThreads(Napi::Env env, Napi::Object exports);
 void registerDistributed(Napi::Env env, Napi::Object exports);
 void registerProfiler(Napi::Env env, Napi::Object exports);
@@ -25,6 +26,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   agent_r1::registerCudaGraph(env, exports);
   agent_r1::registerPagedAttention(env, exports);
   agent_r1::registerFusedDecode(env, exports);
+  agent_r1::registerDecodeTrunk(env, exports);
   agent_r1::registerThreads(env, exports);
   agent_r1::registerDistributed(env, exports);
   agent_r1::registerProfiler(env, exports);

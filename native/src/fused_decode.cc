@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_sources.h"
 #include "nvrtc.h"
 #endif
 
@@ -36,16 +37,6 @@ namespace {
 
 // The row kernels (any shape), one program per device.
 const char* kRowKernels = R"CUDA(
-// bf16(a + b) and bf16(bf16(r * inv) * g) of bf16 pairs: the residual add and the norm's scale and
-// weight, rounded as libtorch's add, rms_norm and multiply round them
-__device__ __forceinline__ unsigned int addPair(unsigned int a, unsigned int b) {
-  return pack(lo(a) + lo(b), hi(a) + hi(b));
-}
-
-__device__ __forceinline__ unsigned int normPair(unsigned int r, unsigned int g, float inv) {
-  return pack(round16(lo(r) * inv) * lo(g), round16(hi(r) * inv) * hi(g));
-}
-
 // One block per row of H values (H even, read as bf16 pairs). With a residual: r = bf16(x +
 // residual) is written to resOut (the next residual); without: r = x. out = bf16(bf16(r *
 // rsqrt(mean(r^2) + eps)) * w), as rms_norm(r) (float32 inside, a bf16 result) then * w.
@@ -80,13 +71,6 @@ extern "C" __global__ void add_rms_norm(const unsigned int* __restrict__ x, cons
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
     out[row + i] = normPair(src[row + i], w[i], inv);
   }
-}
-
-// bf16(bf16(silu(gate)) * up) of a pair of gate and a pair of up values
-__device__ __forceinline__ unsigned int siluMulPair(unsigned int g, unsigned int u) {
-  const float g0 = lo(g), g1 = hi(g);
-  const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
-  return pack(s0 * lo(u), s1 * hi(u));
 }
 
 // out [T, I] = bf16(bf16(silu(gate)) * up) of gu [T, 2 I] = [gate | up] (I even, as bf16 pairs).
@@ -388,7 +372,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
 
 // y [M, N] = f(x) [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows, where the step
 // reads each weight once and so is bound by the weight's bytes. f(x), staged in shared memory by
-// each block, is one of (`mode`):
+// each block (stageInput, decode_sources.cc), is one of (`mode`):
 //   0  x [M, K] itself;
 //   1  silu(gate) * up of x = gu [M, 2 K] = [gate | up], as silu_mul rounds it (the down projection
 //      reads the gate/up projection's output);
@@ -403,11 +387,6 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
 #ifndef BATCH
 #define BATCH 8
 #endif
-
-__device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
-  return lo(a.x) * lo(b.x) + hi(a.x) * hi(b.x) + lo(a.y) * lo(b.y) + hi(a.y) * hi(b.y) + lo(a.z) * lo(b.z) +
-         hi(a.z) * hi(b.z) + lo(a.w) * lo(b.w) + hi(a.w) * hi(b.w);
-}
 
 // a weight chunk, streamed past L1 (each is read once); volatile keeps the first ones before depWait
 __device__ __forceinline__ uint4 loadWeight(const uint4* p) {
@@ -427,15 +406,6 @@ __device__ __forceinline__ void loadBatch(uint4 (&wv)[BATCH], const uint4* row, 
   }
 }
 
-__device__ __forceinline__ uint4 siluMul8(const uint4& g, const uint4& u) {
-  return make_uint4(siluMulPair(g.x, u.x), siluMulPair(g.y, u.y), siluMulPair(g.z, u.z), siluMulPair(g.w, u.w));
-}
-
-__device__ __forceinline__ float squares8(const uint4& a) {
-  return lo(a.x) * lo(a.x) + hi(a.x) * hi(a.x) + lo(a.y) * lo(a.y) + hi(a.y) * hi(a.y) + lo(a.z) * lo(a.z) +
-         hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
-}
-
 extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
     const uint4* __restrict__ x, const uint4* __restrict__ residual, const uint4* __restrict__ normW,
     uint4* __restrict__ resOut, const uint4* __restrict__ W, const bf16* __restrict__ bias, bf16* __restrict__ out,
@@ -449,51 +419,8 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
   if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
   depWait();
   depLaunchNext();
-  if (mode == 1) {
-    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
-      const int m = i / chunks, c = i - m * chunks;
-      xs[i] = siluMul8(x[(size_t)m * 2 * chunks + c], x[(size_t)m * 2 * chunks + chunks + c]);
-    }
-  } else if (mode == 2) {
-    float ss[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
-      uint4 r = x[i];
-      if (residual) {
-        const uint4 b = residual[i];
-        r = make_uint4(addPair(r.x, b.x), addPair(r.y, b.y), addPair(r.z, b.z), addPair(r.w, b.w));
-        if (blockIdx.x == 0) resOut[i] = r;
-      }
-      xs[i] = r;
-      const float sq = squares8(r);
-      const int m = i / chunks;
-#pragma unroll
-      for (int j = 0; j < 4; j++)
-        if (j == m) ss[j] += sq;
-    }
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      const float v = warpSum(ss[j]);
-      if (lane == 0) partial[j][warp] = v;
-    }
-    __syncthreads();
-    float inv[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      float t = 0.f;
-      for (int w = 0; w < warps; w++) t += partial[j][w];
-      inv[j] = rsqrtf(t / (float)K + eps);
-    }
-    // each thread rewrites the entries it staged
-    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) {
-      const int m = i / chunks, c = i - m * chunks;
-      const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
-      const uint4 r = xs[i], g = normW[c];
-      xs[i] = make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
-    }
-  } else {
-    for (int i = threadIdx.x; i < M * chunks; i += blockDim.x) xs[i] = x[i];
-  }
-  __syncthreads();
+  stageInput(xs, x, residual, normW, resOut, blockIdx.x == 0, M, chunks, mode, eps, threadIdx.x, blockDim.x, partial,
+             [] { __syncthreads(); });
   for (; n < N; n += stride) {
     const uint4* row = W + (size_t)n * chunks;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -523,16 +450,12 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
 }
 )CUDA";
 
-// The per-head kernel, one program per device and head dim.
+// The per-head kernel, one program per device and head dim (after kHeadRope).
 const char* kHeadKernel = R"CUDA(
-// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values): a
-// lane holds P = HEAD_DIM / 64 values of each half of the head, so rotate-half pairs value i with
-// i + HEAD_DIM / 2 in the same lane. q and k heads: the per-head norm (when `norm`, [Hq + Hkv,
-// HEAD_DIM]), then RoPE with cos and sin of position * invFreq (float32, rounded to bf16 as
-// libtorch's tables are), then q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot;
-// v heads: copied to vc at the slot. Caches are [slots, Hkv, HEAD_DIM].
-#define HALF (HEAD_DIM / 2)
-#define P (HEAD_DIM / 64)
+// One warp per (token, head) of qkv [T, (Hq + 2 Hkv) * HEAD_DIM] (row stride `stride` values). q and
+// k heads: normRopeHead (the per-head norm when `norm`, [Hq + Hkv, HEAD_DIM], then RoPE at the
+// token's position), q to qOut [T, Hq, HEAD_DIM] and k to kc at the token's slot; v heads: copied to
+// vc at the slot. Caches are [slots, Hkv, HEAD_DIM].
 extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, const bf16* __restrict__ norm,
                                               const long long* __restrict__ positions,
                                               const float* __restrict__ invFreq, const long long* __restrict__ slots,
@@ -551,46 +474,20 @@ extern "C" __global__ void qk_norm_rope_cache(const bf16* __restrict__ qkv, cons
     for (int i = lane; i < HEAD_DIM; i += 32) dst[i] = src[i];
     return;
   }
-  float x1[P], x2[P];
-  float ss = 0.f;
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    x1[j] = bf(src[lane * P + j]);
-    x2[j] = bf(src[HALF + lane * P + j]);
-    ss += x1[j] * x1[j] + x2[j] * x2[j];
-  }
-  if (norm) {
-    const float inv = rsqrtf(warpSum(ss) / (float)HEAD_DIM + eps);
-    const bf16* w = norm + (size_t)head * HEAD_DIM;
-#pragma unroll
-    for (int j = 0; j < P; j++) {
-      x1[j] = round16(round16(x1[j] * inv) * bf(w[lane * P + j]));
-      x2[j] = round16(round16(x2[j] * inv) * bf(w[HALF + lane * P + j]));
-    }
-  }
-  const float pos = (float)positions[t];
   bf16* dst = head < Hq ? qOut + ((size_t)t * Hq + head) * HEAD_DIM : kc + (slot * Hkv + (head - Hq)) * HEAD_DIM;
-#pragma unroll
-  for (int j = 0; j < P; j++) {
-    const float f = pos * invFreq[lane * P + j];
-    const float c = round16(cosf(f)), s = round16(sinf(f));
-    // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1]
-    dst[lane * P + j] = toBf16(round16(x1[j] * c) - round16(x2[j] * s));
-    dst[HALF + lane * P + j] = toBf16(round16(x2[j] * c) + round16(x1[j] * s));
-  }
+  normRopeHead(src, norm ? norm + (size_t)head * HEAD_DIM : nullptr, (float)positions[t], invFreq, dst, lane, eps);
 }
-
 )CUDA";
 
 const char* kWho = "fused decode kernels";
 
 const char* rowSource() {
-  static const std::string source = nvrtc::withBf16Helpers(kRowKernels);
+  static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + kRowKernels;
   return source.c_str();
 }
 
 const char* headSource() {
-  static const std::string source = nvrtc::withBf16Helpers(kHeadKernel);
+  static const std::string source = nvrtc::withBf16Helpers(decode_sources::kHeadRope) + kHeadKernel;
   return source.c_str();
 }
 

@@ -26,17 +26,14 @@
 #include <string>
 #include <vector>
 
+#include "decode_sources.h"
 #include "nvrtc.h"
+#include "paged_attention.h"
 #endif
 
 namespace agent_r1 {
-namespace {
 
 #ifdef AGENT_R1_CUDA
-
-// The most splits of one sequence's tokens (pagedDecodeAttention's `splits`).
-constexpr int kMaxSplits = 64;
-
 // HEAD_DIM, GROUP (query heads per KV head), BLOCK_SIZE (tokens a cache block) and STAGES come in
 // as -D defines. Each half-warp (16 lanes) takes UNROLL consecutive tokens at a time, a lane PER =
 // HEAD_DIM / 16 of each row's values (16 bytes at head dim 128), so a warp reads 2 * UNROLL cache
@@ -61,7 +58,7 @@ constexpr int kMaxSplits = 64;
 // (bench/results/h200-paged-attention.log, against that file at 115fa08). Each lane reads back
 // only what it copied itself, so cp.async.wait_group alone orders the two, without a barrier.
 // UNROLL comes in as a -D define too: the host sizes the rings from it (kUnroll).
-const char* kSource = R"CUDA(
+const char* const decode_sources::kPagedAttention = R"CUDA(
 #define LANES 16
 #define PER (HEAD_DIM / LANES)
 // one lane's share of a cache row, and a warp's step of the ring: UNROLL tokens of each half-warp,
@@ -159,31 +156,27 @@ __device__ __forceinline__ float reduceScatter(float (&d)[GPAD], int sub) {
   return v;
 }
 
-// (MAX_THREADS, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled.
-// MAX_THREADS (a define: the host caps the warps of a block at it) is 512, or 256 where GROUP *
-// HEAD_DIM passes 512 and a thread's sums and queries need more than the 128 registers 512 threads
-// leave (GROUP 8 at head dim 128 takes 217; at 256, 255 and some spill).
-extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attention(
-    const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
-    const bf16* __restrict__ kc,                 // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
-    const bf16* __restrict__ vc,                 // same
-    const long long* __restrict__ tables,        // [B, W] block ids
-    const long long* __restrict__ positions,     // [B]: attend over [0, position]
-    bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM] (splits == 1)
-    int W, int Hkv, float scale,
-    int splits,                                  // blockIdx.z's range
-    float* __restrict__ partSums,                // [B, Hkv * GROUP, splits, HEAD_DIM] (splits > 1)
-    float* __restrict__ partStats) {             // [B, Hkv * GROUP, splits, 2]: maximum, denominator
-  extern __shared__ float shared[];
-  const int h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+// The attention of query heads [h * GROUP, (h + 1) * GROUP) of sequence b over its tokens of split
+// `split` of `splits` (all of them when splits == 1), by `threads` threads (tid in [0, threads),
+// whole warps) that `sync` (a barrier of them) orders; shared: their rings and the merge of their
+// partial sums (sharedFor on the host). q: the group's query rows [GROUP, HEAD_DIM]; tables [B, W]:
+// the sequences' block ids; positions [B]: their newest tokens'. splits == 1: the result goes to
+// out [B, Hq, HEAD_DIM]; else this split's unnormalised sums to partSums [B, Hq, splits, HEAD_DIM]
+// and its maximum and denominator to partStats [B, Hq, splits, 2], for mergeSplit.
+// ready(holdsNewest) comes between what may be read before the query and the newest token's row
+// are written and what may not (holdsNewest: this split attends over the newest token): the
+// paged_decode_attention kernel's depWait, the decode trunk's wait for its q/k/v matmul (nvrtc.h,
+// decode_trunk.cc). Before it, only the older tokens' rows are copied (the positions and the block
+// table are the step's inputs): the first STAGES - 1 steps' copies overlap what comes before, and
+// the newest row is copied after it.
+template <typename Ready, typename Sync>
+__device__ __forceinline__ void attendPart(const bf16* q, const bf16* kc, const bf16* vc, const long long* tables,
+                                           const long long* positions, int W, int b, int h, int Hkv, float scale,
+                                           int split, int splits, bf16* out, float* partSums, float* partStats,
+                                           float* shared, unsigned tid, unsigned threads, Ready ready, Sync sync) {
+  const int lane = tid & 31, warp = tid >> 5, warps = threads >> 5;
   const int half = lane >> 4, sub = lane & 15;  // which half-warp, and the lane within it
   const int halves = 2 * warps, me = 2 * warp + half;
-  // Before depWait (nvrtc.h), only what the kernel before (qk_norm_rope_cache: q and the newest
-  // token's cache row) does not write: the positions, the block table and the older tokens' rows
-  // were written before this layer's q/k/v matmul began, and that matmul had ended when the kernel
-  // before let this one start (it does so past its own depWait). So the first STAGES - 1 steps'
-  // copies overlap the kernel before, and the newest row is copied after the wait.
   // this block's tokens [first, len): the split's share of the sequence (all of it when splits == 1)
   const int seqLen = (int)positions[b] + 1;
   // a multiple of UNROLL, so a half-warp's UNROLL tokens of a step start at one too
@@ -221,8 +214,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   const int newest = seqLen - 1;
 #pragma unroll
   for (int i = 0; i < STAGES - 1; i++) issue(i, newest);
-  depWait();
-  depLaunchNext();
+  ready(newest >= first && newest < len);
   // the newest token's row, where one of those steps holds it (in this lane's half-warp): once the
   // zeros copied in its place have landed, a plain copy (each lane reads back only what it wrote)
   if (newest >= start && newest < len) {
@@ -254,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   float qr[GROUP][PER], acc[GROUP][PER];
 #pragma unroll
   for (int g = 0; g < GROUP; g++) {
-    const Raw qraw = loadRaw(q + ((size_t)b * Hq + h * GROUP + g) * HEAD_DIM + sub * PER);
+    const Raw qraw = loadRaw(q + (size_t)g * HEAD_DIM + sub * PER);
 #pragma unroll
     for (int i = 0; i < PER; i++) {
       qr[g][i] = at(qraw, i) * qScale;
@@ -321,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   }
   // the ring's memory is the merge's below: every copy landed and every warp done with its ring
   asm volatile("cp.async.wait_all;" ::: "memory");
-  __syncthreads();
+  sync();
   // shared: [halves][GROUP][HEAD_DIM] partial sums, then [halves][GROUP] maxima and [halves][GROUP] sums
   float* sAcc = shared;
   float* sM = shared + halves * GROUP * HEAD_DIM;
@@ -336,8 +328,8 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
     sM[me * GROUP + own] = mOwn;
     sL[me * GROUP + own] = lOwn;
   }
-  __syncthreads();
-  for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += blockDim.x) {
+  sync();
+  for (int e = tid; e < GROUP * HEAD_DIM; e += threads) {
     const int g = e / HEAD_DIM, d = e % HEAD_DIM;
     float M = NEG_INF;
     for (int w = 0; w < halves; w++) M = fmaxf(M, sM[w * GROUP + g]);
@@ -364,7 +356,8 @@ extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attent
   }
 }
 
-// The splits of each (sequence, query head) merged: grid (Hq, B), HEAD_DIM threads. Up to
+// The splits of one (sequence, query head) merged, at value d: stats, the head's splits' maxima and
+// denominators [splits, 2]; sums, their unnormalised sums [splits, HEAD_DIM]. Up to
 // MERGE_AT_ONCE splits, a thread loads every split's maximum, denominator and sum at once, then
 // adds them: a loop over the splits waited on their loads a few at a time, and the merge sits
 // between the attention and the o matmul on the decode step's critical path (4B batch 1: 5.2 us
@@ -380,13 +373,8 @@ __device__ __forceinline__ void addSplit(float m, float l, float a, float M, flo
   A += a * f;
 }
 
-extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
-                                              bf16* __restrict__ out, int splits) {
-  const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-  const float* stats = partStats + 2 * head * splits;
-  const float* sums = partSums + head * splits * HEAD_DIM + threadIdx.x;
-  depWait();
-  depLaunchNext();
+__device__ __forceinline__ float mergeSplit(const float* stats, const float* sums, int splits, int d) {
+  sums += d;
   float M = NEG_INF, L = 0.f, A = 0.f;
   if (splits <= MERGE_AT_ONCE) {
     float m[MERGE_AT_ONCE], l[MERGE_AT_ONCE], a[MERGE_AT_ONCE];
@@ -405,7 +393,56 @@ extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums
     for (int s = 0; s < splits; s++) M = fmaxf(M, stats[2 * s]);
     for (int s = 0; s < splits; s++) addSplit(stats[2 * s], stats[2 * s + 1], sums[s * HEAD_DIM], M, L, A);
   }
-  out[head * HEAD_DIM + threadIdx.x] = toBf16(A / L);
+  return A / L;
+}
+)CUDA";
+
+namespace {
+
+// The most splits of one sequence's tokens (pagedDecodeAttention's `splits`).
+constexpr int kMaxSplits = 64;
+
+// The two kernels over those functions (after kPagedAttention).
+const char* kKernels = R"CUDA(
+// (MAX_THREADS, 1): with the bound on threads alone, ptxas held GROUP 2 to 64 registers and spilled.
+// MAX_THREADS (a define: the host caps the warps of a block at it) is 512, or 256 where GROUP *
+// HEAD_DIM passes 512 and a thread's sums and queries need more than the 128 registers 512 threads
+// leave (GROUP 8 at head dim 128 takes 217; at 256, 255 and some spill). One block per (KV head,
+// sequence, split).
+extern "C" __global__ void __launch_bounds__(MAX_THREADS, 1) paged_decode_attention(
+    const bf16* __restrict__ q,                  // [B, Hkv * GROUP, HEAD_DIM]
+    const bf16* __restrict__ kc,                 // [numBlocks * BLOCK_SIZE, Hkv, HEAD_DIM]
+    const bf16* __restrict__ vc,                 // same
+    const long long* __restrict__ tables,        // [B, W] block ids
+    const long long* __restrict__ positions,     // [B]: attend over [0, position]
+    bf16* __restrict__ out,                      // [B, Hkv * GROUP, HEAD_DIM] (splits == 1)
+    int W, int Hkv, float scale,
+    int splits,                                  // blockIdx.z's range
+    float* __restrict__ partSums,                // [B, Hkv * GROUP, splits, HEAD_DIM] (splits > 1)
+    float* __restrict__ partStats) {             // [B, Hkv * GROUP, splits, 2]: maximum, denominator
+  extern __shared__ float shared[];
+  const int h = blockIdx.x, b = blockIdx.y;
+  // the kernel before (qk_norm_rope_cache) writes q and the newest token's cache row; the older
+  // tokens' rows were written before this layer's q/k/v matmul began, and that matmul had ended
+  // when the kernel before let this one start (it does so past its own depWait)
+  attendPart(q + ((size_t)b * Hkv + h) * GROUP * HEAD_DIM, kc, vc, tables, positions, W, b, h, Hkv, scale, blockIdx.z,
+             splits, out, partSums, partStats, shared, threadIdx.x, blockDim.x,
+             [](bool) {
+               depWait();
+               depLaunchNext();
+             },
+             [] { __syncthreads(); });
+}
+
+// The splits merged: grid (Hq, B), HEAD_DIM threads.
+extern "C" __global__ void paged_decode_merge(const float* __restrict__ partSums, const float* __restrict__ partStats,
+                                              bf16* __restrict__ out, int splits) {
+  const size_t head = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+  const float* stats = partStats + 2 * head * splits;
+  const float* sums = partSums + head * splits * HEAD_DIM;
+  depWait();
+  depLaunchNext();
+  out[head * HEAD_DIM + threadIdx.x] = toBf16(mergeSplit(stats, sums, splits, threadIdx.x));
 }
 )CUDA";
 
@@ -415,7 +452,7 @@ struct Kernels {
   void* attention;
   void* merge;
 };
-// Steps of the ring (kSource): 2, or AGENT_R1_PAGED_ATTENTION_STAGES=2|3|4 (to compare the choices in
+// Steps of the ring (kPagedAttention): 2, or AGENT_R1_PAGED_ATTENTION_STAGES=2|3|4 (to compare the choices in
 // bench/paged-attention.ts and bench/engine-decode.ts). Measured on the H200 (bench/results/
 // h200-paged-attention-stages.log, the engine's decode at batch 64): 2 and 3 within 2.5% of each
 // other (the 4B shape 12,348 and 11,973 tokens/s, 0.6B 34,728 and 35,582), 4 worse by 9-13%: its
@@ -428,22 +465,35 @@ int stages() {
   return n;
 }
 
-// Tokens a half-warp takes a step (kSource's UNROLL), and the bytes of one step of a warp's ring
-// (kSource's STEP_BYTES: keys and values of 2 * UNROLL tokens, a lane's 16th of each row).
+// Tokens a half-warp takes a step (kPagedAttention's UNROLL), and the bytes of one step of a warp's ring
+// (kPagedAttention's STEP_BYTES: keys and values of 2 * UNROLL tokens, a lane's 16th of each row).
 constexpr int kUnroll = 4;
 size_t ringStepBytes(int headDim) { return static_cast<size_t>(kUnroll) * 2 * 32 * (headDim / 16) * 2; }
 
-// The most threads a block of the kernel takes (kSource's MAX_THREADS).
+// The most threads a block of the kernel takes (kPagedAttention's MAX_THREADS).
 int maxThreads(int headDim, int group) { return group * headDim > 512 ? 256 : 512; }
 
+}  // namespace
+
+int paged_attention::ringStages() { return stages(); }
+
+std::vector<std::string> paged_attention::defines(int headDim, int group, int blockSize, int stages) {
+  return {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
+          "BLOCK_SIZE=" + std::to_string(blockSize), "STAGES=" + std::to_string(stages),
+          "UNROLL=" + std::to_string(kUnroll)};
+}
+
+size_t paged_attention::sharedBytes(int headDim, int group, int warps, int stages) {
+  const size_t rings = static_cast<size_t>(warps) * stages * ringStepBytes(headDim);
+  return std::max(rings, static_cast<size_t>(2 * warps * group * (headDim + 2)) * sizeof(float));
+}
+
+namespace {
+
 Kernels kernelsFor(int device, int headDim, int group, int blockSize, cudaStream_t stream) {
-  static const std::string source = nvrtc::withBf16Helpers(kSource);
-  const std::vector<std::string> defines = {"HEAD_DIM=" + std::to_string(headDim),
-                                            "GROUP=" + std::to_string(group),
-                                            "BLOCK_SIZE=" + std::to_string(blockSize),
-                                            "STAGES=" + std::to_string(stages()),
-                                            "UNROLL=" + std::to_string(kUnroll),
-                                            "MAX_THREADS=" + std::to_string(maxThreads(headDim, group))};
+  static const std::string source = nvrtc::withBf16Helpers(decode_sources::kPagedAttention) + kKernels;
+  std::vector<std::string> defines = paged_attention::defines(headDim, group, blockSize, stages());
+  defines.push_back("MAX_THREADS=" + std::to_string(maxThreads(headDim, group)));
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
   nvrtc::allowMaxSharedBytes(attention, device, "pagedDecodeAttention");
@@ -505,12 +555,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
     const int device = c10::cuda::current_device();
     return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
   }();
-  // the larger of the warps' rings and the merge of their half-warps' partial sums, which reuses the
-  // rings' memory
-  const auto sharedFor = [&](int w) {
-    const size_t rings = static_cast<size_t>(w) * stages() * ringStepBytes(D);
-    return std::max(rings, static_cast<size_t>(2 * w * G * (D + 2)) * sizeof(float));
-  };
+  const auto sharedFor = [&](int w) { return paged_attention::sharedBytes(D, G, w, stages()); };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
   static const int forcedWarps = [] {
     const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});
@@ -574,6 +619,7 @@ Napi::Value PagedDecodeAttentionPrepare(const Napi::CallbackInfo& info) {
 }
 
 #else
+namespace {
 
 [[noreturn]] void noCuda(Napi::Env env) {
   throw Napi::Error::New(env,

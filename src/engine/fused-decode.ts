@@ -5,7 +5,9 @@
 // (src/models/layers.ts) takes about 24. A step of one row (and of up to 4, on small weights),
 // bound by reading the weights once, runs its matmuls as gemvRows with the norms and silu * up
 // folded into them: 6 launches (7 with a split attention). Each kernel starts while the one before
-// ends (torch.setDependentLaunches).
+// ends (torch.setDependentLaunches). A step of one row of a model with large layers runs every
+// layer in one kernel instead (torch.decodeTrunk, decodeTrunkRows), which keeps the memory streaming
+// weights through the attention and from one matmul to the next, where the chain of kernels idles.
 // The same math as that trunk: every kernel rounds where the ops it replaces round (the CUDA tests
 // compare them), so the logits agree with the trunk's up to the order of a few sums. The residual
 // stream is carried beside the normed activations, as vLLM's fused_add_rms_norm does: each add
@@ -25,6 +27,49 @@ import type { GenerationModel } from './forward.js';
  * faster only on weights of up to 6 MiB (the 0.6B shape's o and down: 3.3x and 1.0x; 0.53x-0.86x above).
  */
 export const GEMV_MAX_WEIGHT_BYTES = { oneRow: 256 * 2 ** 20, fewRows: 6 * 2 ** 20 };
+
+/**
+ * The decode trunk (torch.decodeTrunk: every layer in one kernel) runs steps of one row of models
+ * whose layers hold at least DECODE_TRUNK_MIN_LAYER_BYTES of weights: below that, its hand-offs
+ * between blocks at each matmul and the attention cost more than the layered kernels' launches.
+ * Measured on the H200 (bench/results/h200-decode-trunk.log, batch 1): the Qwen3-4B shape (192 MiB a
+ * layer) 342-343 tokens/s through the trunk against 329 layered; the Qwen3-0.6B shape (30 MiB a
+ * layer) 1,002-1,005 against 1,069. Its sums are the layered kernels' (the same bits), so the choice
+ * changes speed only.
+ */
+export const DECODE_TRUNK_MIN_LAYER_BYTES = 128 * 2 ** 20;
+
+/**
+ * The most rows a step of this model runs through the decode trunk: 1 where its layers are large
+ * enough (DECODE_TRUNK_MIN_LAYER_BYTES), else 0; AGENT_R1_DECODE_TRUNK_ROWS=0..4 sets it for every
+ * model (0: never), to compare the two paths in the benches and tests.
+ */
+export function decodeTrunkRows(m: GenerationModel): number {
+  const v = process.env.AGENT_R1_DECODE_TRUNK_ROWS;
+  if (v !== undefined && v !== '') {
+    if (!/^[0-4]$/.test(v))
+      throw new RangeError(`AGENT_R1_DECODE_TRUNK_ROWS must be 0 to 4 (0: never run the decode trunk), got '${v}'`);
+    return Number(v);
+  }
+  const p = m.layers[0];
+  const layerBytes = [p.q, p.k, p.v, p.o, p.gate, p.up, p.down].reduce((sum, w) => sum + w.numel * 2, 0);
+  return layerBytes >= DECODE_TRUNK_MIN_LAYER_BYTES ? 1 : 0;
+}
+
+/** Why the decode trunk cannot run a step of `rows` rows of this model over this cache, or null when it can. */
+export function decodeTrunkUnsupported(m: GenerationModel, cache: KVCache, rows: number): string | null {
+  const { spec } = m;
+  return torch.decodeTrunkUnsupported(cache.device, {
+    hidden: spec.hiddenSize,
+    numHeads: spec.numHeads,
+    numKvHeads: spec.numKvHeads,
+    headDim: spec.headDim,
+    intermediate: spec.intermediateSize,
+    layers: m.layers.length,
+    rows,
+    blockSize: cache.blockSize,
+  });
+}
 
 /** Why the fused trunk cannot run this model on this device and dtype, or null when it can. */
 export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device, dtype: torch.DType): string | null {
@@ -47,13 +92,46 @@ export function fusedDecodeUnsupported(m: GenerationModel, device: torch.Device,
 export function fusedDecodeHidden(
   m: GenerationModel,
   cache: KVCache,
-  o: { ids: Tensor; positions: Tensor; slots: Tensor },
+  o: { ids: Tensor; positions: Tensor; slots: Tensor; blockTables: Tensor },
   attend: (layer: number, q: Tensor) => Tensor,
 ): Tensor {
   const { spec } = m;
   const eps = spec.rmsNormEps;
   const B = o.ids.size(0);
   const invFreq = m.invFreq.to({ device: cache.device });
+  if (B <= decodeTrunkRows(m) && !decodeTrunkUnsupported(m, cache, B)) {
+    const trunk = torch.decodeTrunk(
+      embed(m.embedTokens, o.ids, spec.padTokenId),
+      m.layers.map((p, layer) => {
+        const f = p.fused!;
+        return {
+          qkv: f.qkv,
+          qkvBias: f.qkvBias,
+          inputNorm: p.inputNorm,
+          qkNorm: f.qkNorm,
+          o: p.o,
+          oBias: p.oBias,
+          postAttentionNorm: p.postAttentionNorm,
+          gateUp: f.gateUp,
+          gateUpBias: f.gateUpBias,
+          down: p.down,
+          downBias: p.downBias,
+          kCache: cache.k[layer],
+          vCache: cache.v[layer],
+        };
+      }),
+      {
+        positions: o.positions,
+        slots: o.slots,
+        blockTables: o.blockTables,
+        invFreq,
+        blockSize: cache.blockSize,
+        eps,
+        scale: 1 / Math.sqrt(spec.headDim),
+      },
+    );
+    return torch.addRmsNorm(trunk.out, trunk.residual, m.norm, eps).out;
+  }
   // a step of few rows runs its matmuls through gemvRows, with the norm before or silu * up folded in
   const gemvMaxBytes =
     B === 1 ? GEMV_MAX_WEIGHT_BYTES.oneRow : B <= torch.GEMV_MAX_ROWS ? GEMV_MAX_WEIGHT_BYTES.fewRows : 0;

@@ -43,7 +43,13 @@ export {
   type CacheInfo,
 } from './engine.js';
 export { WorkerEngine, type WorkerEngineOptions } from './worker-engine.js';
-export { fusedDecodeHidden, fusedDecodeUnsupported } from './fused-decode.js';
+export {
+  DECODE_TRUNK_MIN_LAYER_BYTES,
+  decodeTrunkRows,
+  decodeTrunkUnsupported,
+  fusedDecodeHidden,
+  fusedDecodeUnsupported,
+} from './fused-decode.js';
 export { DecodeGraphs, GraphCaptureError, graphBatchSizes, graphWidth } from './decode-graphs.js';
 export {
   serve,

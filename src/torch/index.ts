@@ -88,6 +88,13 @@ export {
   setDependentLaunches,
   siluMul,
 } from './fused-decode.js';
+export {
+  decodeTrunk,
+  decodeTrunkTrace,
+  decodeTrunkUnsupported,
+  type DecodeTrunkLayer,
+  type DecodeTrunkShape,
+} from './decode-trunk.js';
 export { shareTensor, adoptTensor, releaseShared } from './threads.js';
 export { profile, startProfiler, stopProfiler, type ProfileEvent } from './profiler.js';
 export {

@@ -109,6 +109,29 @@ export interface NativeBinding {
     normWeight: Handle | null,
     eps: number,
   ): [Handle, Handle | null];
+  fusedDecodeTrunk(
+    x: Handle,
+    layers: (Handle | null)[],
+    positions: Handle,
+    slots: Handle,
+    blockTables: Handle,
+    invFreq: Handle,
+    blockSize: number,
+    eps: number,
+    scale: number,
+  ): [Handle, Handle];
+  fusedDecodeTrunkUnsupported(
+    device: number,
+    hidden: number,
+    numHeads: number,
+    numKvHeads: number,
+    headDim: number,
+    intermediate: number,
+    layers: number,
+    rows: number,
+    blockSize: number,
+  ): string | null;
+  fusedDecodeTrunkTrace(device: number): Handle | null;
   profilerStart(cuda: boolean): void;
   profilerStop(tracePath: string | null): ProfileEvent[];
   setDependentLaunches(on: boolean): void;

@@ -28,6 +28,7 @@ import {
   tokenLogprobs,
 } from '../../src/engine/index.js';
 import { FusedWeights } from '../../src/engine/fused-weights.js';
+import { GEMV_MAX_WEIGHT_BYTES } from '../../src/engine/fused-decode.js';
 import { kernelTimeline } from '../../bench/kernel-timeline.js';
 
 const skip = !torch.cuda.isAvailable() && 'CUDA is not available on this machine';
@@ -37,6 +38,26 @@ const PROMPTS = [
   Array.from({ length: 64 }, (_, i) => (i * 13 + 11) % 250),
   [42],
 ];
+
+/** fn (awaited) with AGENT_R1_DECODE_TRUNK_ROWS set to `rows` (0: the layered kernels alone), then as it was. */
+function withTrunkRows<T>(rows: number, fn: () => T): T {
+  const before = process.env.AGENT_R1_DECODE_TRUNK_ROWS;
+  const restore = () => {
+    if (before === undefined) delete process.env.AGENT_R1_DECODE_TRUNK_ROWS;
+    else process.env.AGENT_R1_DECODE_TRUNK_ROWS = before;
+  };
+  process.env.AGENT_R1_DECODE_TRUNK_ROWS = String(rows);
+  let out: T;
+  try {
+    out = fn();
+  } catch (e) {
+    restore();
+    throw e;
+  }
+  if (out instanceof Promise) return out.finally(restore) as T;
+  restore();
+  return out;
+}
 
 describe('engine on CUDA', { skip }, () => {
   it('flash decode over blocks out of order (16-token blocks gathered, 256-token blocks read in place) equals SDPA decode', () => {
@@ -840,6 +861,170 @@ describe('fused decode kernels', { skip }, () => {
       base.invFreq.dispose();
       model.dispose();
     });
+  it("the decode trunk (every layer in one kernel) gives the layered kernels' logits, keys and values bit for bit at 1 to 4 rows (qwen3 at head dim 128, group 4, over a weight ring that wraps many times; qwen2 with biases, group 2), and close ones where its splits differ", () => {
+    const configs = [
+      tinyConfig('qwen3', {
+        initializer_range: 0.05,
+        hidden_size: 1024,
+        intermediate_size: 3072,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        head_dim: 128,
+        num_hidden_layers: 8,
+      }),
+      tinyConfig('qwen2', {
+        initializer_range: 0.1,
+        hidden_size: 256,
+        intermediate_size: 512,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        num_hidden_layers: 3,
+      }),
+    ];
+    for (const config of configs) {
+      const family = config.model_type;
+      const model = createCausalLM(config, { seed: 8, device: dev, dtype: 'bfloat16' });
+      const base = generationModel(model);
+      const fused = new FusedWeights(model.spec, base.layers);
+      const m = { ...base, layers: fused.layers };
+      const BS = 16;
+      // the last prompt is long enough that the trunk cuts it into other splits than the layered attention
+      const prompts = [...PROMPTS, Array.from({ length: 1500 }, (_, i) => (i * 11 + 3) % 250)];
+      torch.noGrad(() =>
+        torch.scope(() => {
+          // each prompt's blocks (room for its next token): every third block of the pool, in order
+          const need = prompts.map((p) => Math.ceil((p.length + 1) / BS));
+          const starts = need.map((_, i) => need.slice(0, i).reduce((a, b) => a + b, 0));
+          const tables = need.map((n, i) => Array.from({ length: n }, (_, j) => 1 + 3 * (starts[i] + j)));
+          const shape = {
+            numLayers: model.spec.numLayers,
+            numBlocks: 2 + 3 * need.reduce((a, b) => a + b, 0),
+            blockSize: BS,
+            numKvHeads: model.spec.numKvHeads,
+            headDim: model.spec.headDim,
+          };
+          const caches = [0, 1].map(() => new KVCache(shape, { dtype: 'bfloat16', device: dev }));
+          const slot = (i: number, p: number) => tables[i][Math.floor(p / BS)] * BS + (p % BS);
+          using batch = packSequences(prompts, { device: dev });
+          const slots = torch.tensor(
+            prompts.flatMap((p, i) => p.map((_, j) => slot(i, j))),
+            { device: dev },
+          );
+          const lastIndex = torch.tensor(
+            batch.cuSeqlens.slice(1).map((x) => x - 1),
+            { device: dev },
+          );
+          for (const c of caches) prefill(m, c, { batch, slots, lastIndex });
+          const stepOf = (rows: number[]) => {
+            const positions = rows.map((i) => prompts[i].length);
+            const W = Math.max(...rows.map((i) => tables[i].length));
+            return {
+              ids: torch.tensor(
+                rows.map((i) => 7 + i),
+                { device: dev },
+              ),
+              positions: torch.tensor(positions, { device: dev }),
+              slots: torch.tensor(
+                rows.map((i, r) => slot(i, positions[r])),
+                { device: dev },
+              ),
+              blockTables: torch.tensor(
+                rows.map((i) => Array.from({ length: W }, (_, j) => tables[i][j] ?? 0)),
+                { device: dev },
+              ),
+              attention: 'paged' as const,
+              fusedKernels: true,
+            };
+          };
+          const decodeBoth = (rows: number[]) => {
+            const inputs = stepOf(rows);
+            const trunk = withTrunkRows(4, () => decodeStep(m, caches[0], inputs));
+            const layered = withTrunkRows(0, () => decodeStep(m, caches[1], inputs));
+            return { inputs, trunk, layered };
+          };
+          // the layered step multiplies through gemvRows (the trunk's arithmetic) at one row, and at
+          // 2 to 4 rows only weights of at most GEMV_MAX_WEIGHT_BYTES.fewRows (libtorch's linear above)
+          const p0 = m.layers[0];
+          const smallWeights = [p0.fused!.qkv, p0.o, p0.fused!.gateUp, p0.down].every(
+            (w) => w.numel * 2 <= GEMV_MAX_WEIGHT_BYTES.fewRows,
+          );
+          for (const rows of [[0], [3], [2], [0, 1], [2, 0, 3], [0, 1, 2, 3]]) {
+            const { inputs, trunk, layered } = decodeBoth(rows);
+            const what = `${family}, rows ${rows.join(',')}`;
+            if (rows.length > 1 && !smallWeights) {
+              const rel = trunk.sub(layered).abs().max().item() / layered.abs().max().item();
+              assert.ok(rel < 2e-2, `${what}: logits against libtorch's linear, relative max diff ${rel}`);
+              assert.deepEqual(trunk.argmax(-1).toArray(), layered.argmax(-1).toArray(), `${what}: greedy tokens`);
+              continue;
+            }
+            assert.equal(
+              trunk.eq(layered).all().item(),
+              1,
+              `${what}: logits, max diff ${trunk.sub(layered).abs().max().item()}`,
+            );
+            for (let layer = 0; layer < model.spec.numLayers; layer++) {
+              for (const kv of ['k', 'v'] as const) {
+                const ours = caches[0][kv][layer].indexSelect(0, inputs.slots);
+                const ref = caches[1][kv][layer].indexSelect(0, inputs.slots);
+                assert.equal(ours.eq(ref).all().item(), 1, `${what}: layer ${layer}'s new ${kv}`);
+              }
+            }
+          }
+          // 1501 tokens: the trunk takes at most 16 splits, the layered attention more at qwen3's 8 KV heads
+          const { trunk, layered } = decodeBoth([4]);
+          const rel = trunk.sub(layered).abs().max().item() / layered.abs().max().item();
+          assert.ok(rel < 1e-2, `${family}: long row's logits, relative max diff ${rel}`);
+          assert.deepEqual(
+            trunk.argmax(-1).toArray(),
+            layered.argmax(-1).toArray(),
+            `${family}: long row's greedy token`,
+          );
+          for (const c of caches) c.dispose();
+        }),
+      );
+      fused.dispose();
+      base.invFreq.dispose();
+      model.dispose();
+    }
+  });
+
+  it('the decode trunk says why it cannot run a step (5 rows, head dim 32, the CPU) and refuses to be given one', () => {
+    const shape = {
+      hidden: 1024,
+      numHeads: 16,
+      numKvHeads: 8,
+      headDim: 128,
+      intermediate: 3072,
+      layers: 4,
+      rows: 1,
+      blockSize: 16,
+    };
+    assert.equal(torch.decodeTrunkUnsupported(dev, shape), null);
+    assert.match(torch.decodeTrunkUnsupported(dev, { ...shape, rows: 5 }) ?? '', /1 to 4 rows/);
+    assert.match(torch.decodeTrunkUnsupported(dev, { ...shape, headDim: 32 }) ?? '', /head dim/);
+    assert.match(torch.decodeTrunkUnsupported('cpu', shape) ?? '', /runs on CUDA/);
+    // a ring row longer than shared memory holds
+    assert.match(torch.decodeTrunkUnsupported(dev, { ...shape, intermediate: 200000 }) ?? '', /shared memory/);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        const x = torch.zeros([5, 64], { device: dev, dtype: 'bfloat16' });
+        const idx = torch.zeros([5], { device: dev });
+        assert.throws(
+          () =>
+            torch.decodeTrunk(x, [], {
+              positions: idx,
+              slots: idx,
+              blockTables: idx.view(5, 1),
+              invFreq: torch.zeros([16], { device: dev }),
+              blockSize: 16,
+              eps: 1e-6,
+              scale: 1,
+            }),
+          /layers must hold 13 tensors/,
+        );
+      }),
+    );
+  });
 });
 
 describe('profiler on CUDA', { skip }, () => {
@@ -850,22 +1035,32 @@ describe('profiler on CUDA', { skip }, () => {
       device: 'cuda:0',
       dtype: 'bfloat16',
     });
-    const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64, eosTokenIds: [] });
-    assert.equal(engine.usesCudaGraphs, true);
-    assert.equal(engine.fusedKernels, true);
-    await engine.generate(PROMPTS[1], { maxTokens: 4, temperature: 0 }); // capture outside the profile
-    const { events } = await torch.profile(
-      async () => {
-        await engine.generate(PROMPTS[1], { maxTokens: 12, temperature: 0 });
-        torch.cuda.synchronize();
-      },
-      { cuda: true },
-    );
-    const kernels = events.filter((e) => e.device === 'cuda');
-    const count = (name: string) => kernels.filter((e) => e.name === name).length;
-    // 11 decode steps after the prefill's token, each sampling once and running 6 layers' gemvRows
+    // 11 decode steps after the prefill's token, profiled: the kernels of each, by name
+    const profiled = async () => {
+      const engine = new Engine(model, { maxBatchSize: 2, maxLength: 64, eosTokenIds: [] });
+      assert.equal(engine.usesCudaGraphs, true);
+      assert.equal(engine.fusedKernels, true);
+      await engine.generate(PROMPTS[1], { maxTokens: 4, temperature: 0 }); // capture outside the profile
+      const { events } = await torch.profile(
+        async () => {
+          await engine.generate(PROMPTS[1], { maxTokens: 12, temperature: 0 });
+          torch.cuda.synchronize();
+        },
+        { cuda: true },
+      );
+      engine.dispose();
+      const kernels = events.filter((e) => e.device === 'cuda');
+      return { events, count: (name: string) => kernels.filter((e) => e.name === name).length };
+    };
+    // batch 1 through the decode trunk (every layer in one kernel a step)
+    const trunk = await withTrunkRows(1, profiled);
+    assert.ok(trunk.count('decode_trunk') >= 11, `decode_trunk ${trunk.count('decode_trunk')} times`);
+    assert.equal(trunk.count('gemv_rows'), 0);
+    // the layered kernels: each step sampling once and running 6 layers' gemvRows
+    const { events, count } = await withTrunkRows(0, profiled);
     assert.ok(count('sample_rows') >= 11, `sample_rows ${count('sample_rows')} times`);
     assert.ok(count('gemv_rows') >= 11 * 6, `gemv_rows ${count('gemv_rows')} times`);
+    assert.equal(count('decode_trunk'), 0);
     const t = kernelTimeline(events);
     assert.ok(t.steps.length >= 2);
     for (const s of t.steps) assert.ok(s.spanUs > 0 && s.busyUs > 0 && s.kernels > 5, JSON.stringify(s));
@@ -873,7 +1068,6 @@ describe('profiler on CUDA', { skip }, () => {
       t.rows.some((r) => /^ ?\d+ gemv_rows$/.test(r.kernel)),
       t.rows.map((r) => r.kernel).join(', '),
     );
-    engine.dispose();
     model.dispose();
   });
 });

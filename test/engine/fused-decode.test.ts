@@ -22,4 +22,33 @@ describe('fused decode kernels on a CPU-only addon', { skip: cudaBuild && 'this 
       assert.throws(() => torch.dependentLaunches(), needsCuda);
     });
   });
+
+  it('the decode trunk says it needs the CUDA build, and refuses to run without it', () => {
+    const shape = {
+      hidden: 64,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 64,
+      intermediate: 128,
+      layers: 2,
+      rows: 1,
+      blockSize: 16,
+    };
+    assert.match(torch.decodeTrunkUnsupported('cuda:0', shape) ?? '', needsCuda);
+    assert.match(torch.decodeTrunkUnsupported('cpu', shape) ?? '', /runs on CUDA/);
+    torch.scope(() => {
+      const x = torch.zeros([1, 64]).to('bfloat16');
+      const idx = torch.zeros([1], { dtype: 'int64' });
+      const o = {
+        positions: idx,
+        slots: idx,
+        blockTables: idx.view(1, 1),
+        invFreq: torch.zeros([32]),
+        blockSize: 16,
+        eps: 1e-6,
+        scale: 1,
+      };
+      assert.throws(() => torch.decodeTrunk(x, [], o), needsCuda);
+    });
+  });
 });

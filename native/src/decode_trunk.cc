@@ -1,0 +1,791 @@
+// The decode trunk: every layer of a decode step of few rows (a batch of 1 to 4 sequences) in one
+// persistent kernel, one block per SM. Such a step reads each weight once and does little else, so
+// its time is the weights' bytes over the memory's bandwidth, if the memory never idles. Run as a
+// chain of kernels (fused_decode.cc's gemv_rows and the paged attention, 7 a layer) it idles at each
+// kernel's start and end and through the attention: on the H200 the Qwen3-4B shape's batch-1 step
+// read its weights at 62% of the copy bandwidth (bench/results/h200-kernel-timeline.log: 79 us a
+// layer against 48 to read its weights), after many tunings of the kernels themselves.
+//
+// Here a producer warp of each block streams the block's share of every weight of the step, matmul
+// after matmul and layer after layer, into a ring of shared memory with the copy engine
+// (cp.async.bulk), whatever the consumers are doing: weights are never written during a step, so
+// the copies of the next matmul's rows run during the attention and while blocks wait for each
+// other. Eight consumer warps multiply each row that lands by the matmul's input, staged in shared
+// memory (stageInput: the norm before q/k/v and gate/up, silu(gate) * up before down, as gemv_rows
+// stages it), with gemv_rows' arithmetic in gemv_rows' order, so a matmul's outputs are gemv_rows'
+// bits and the trunk's step is the layered kernels' step, bit for bit (test/engine/cuda.test.ts).
+// The phases of a layer hand their outputs on through global memory, counted in `counters` (one per
+// layer and phase, zeroed before each launch):
+//   q/k/v   block b takes rows [N b / G, N (b + 1) / G) of the stacked projection (G blocks); each
+//           block counts itself done;
+//   attn    once every q/k/v row is written, (sequence, KV head, split) items over the blocks:
+//           attendPart (paged_attention.cc), whose wait for the q/k/v matmul also norms and rotates
+//           its query heads and, in the split that holds the newest token, writes that token's key
+//           and value to the cache; the last split of a head to arrive merges the splits; each
+//           head merged counts;
+//   o, gate/up, down   rows as q/k/v, each after the phase before is complete.
+// A block waits for a count with one thread spinning on an acquiring load, the others at a barrier;
+// counts are added with a releasing reduction after the block's writes. Every block must be resident
+// at once (it waits for the others): the grid is one block per SM, each holding nearly all of an
+// SM's shared memory, so no second block fits beside it.
+//
+// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 342
+// tokens/s against 326 layered in the same call (66% and 62% of the roofline), 74 us a layer. Its
+// trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts) says what holds it there: the producer
+// waits for free stages 63 of those 74 us. The consumers' CUDA-core arithmetic (some 30 instructions
+// for 16 bytes of weights) keeps pace with the memory at best, so the ring, once full during a wait
+// (the attention costs 10 us between the q/k/v and o matmuls), never drains ahead. Two tensor-core
+// consumers were tried and left off: tiles of 16 rows by 512 values made the consumers fast (the
+// producer waited 18 us a layer) but took 16 copies of 1 KiB a stage, and the copy engine's issue
+// rate (about one copy per 50 ns) capped the stream: 297 tokens/s; whole rows a stage with one warp
+// a stage (1 to 3 rows of an MMA's 16) left each warp a long chain of dependent steps: 215.
+#include "handles.h"
+
+#ifdef AGENT_R1_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "decode_sources.h"
+#include "nvrtc.h"
+#include "paged_attention.h"
+#endif
+
+namespace agent_r1 {
+namespace {
+
+#ifdef AGENT_R1_CUDA
+
+// After kDecodeMath, kHeadRope and kPagedAttention. Shapes come in as -D defines: HIDDEN, HQ, HKV,
+// HEAD_DIM, GROUP (HQ / HKV), INTER, LAYERS, ROWS (sequences a step), BLOCK_SIZE (tokens a cache
+// block), the attention's STAGES and UNROLL, and the layout of shared memory: RING_STAGES stages of
+// STAGE_BYTES (whole weight rows: one copy a stage), then XS_BYTES (a matmul's staged input, or the
+// attention's rings and merge), then the query heads.
+const char* kTrunk = R"CUDA(
+#define QKV_N ((HQ + 2 * HKV) * HEAD_DIM)
+#define CONSUMERS 8
+#define CONSUMER_THREADS (CONSUMERS * 32)
+#define ATT_WARPS 4
+#define ATT_THREADS (ATT_WARPS * 32)
+// a layer's counters: q/k/v rows, heads merged, o rows, gate/up rows, down rows
+#define PHASES 5
+#define QKV_DONE 0
+#define HEADS_DONE 1
+#define O_DONE 2
+#define GATE_UP_DONE 3
+#define DOWN_DONE 4
+// a wait this long means a broken schedule (a block that never arrives): trap rather than hang
+#define SPIN_LIMIT_NS 4000000000ull
+
+// One layer's weights and cache: the four matmuls' weights [N, K] (q/k/v, o, gate/up, down) and
+// their biases [N] (or null), the input and post-attention norms [HIDDEN], the q/k norms [HQ + HKV,
+// HEAD_DIM] (or null), the caches [slots, HKV, HEAD_DIM]. Laid out as DecodeTrunkLayer on the host.
+struct TrunkLayer {
+  const uint4* w[4];
+  const bf16* bias[4];
+  const uint4* inputNorm;
+  const uint4* postNorm;
+  const bf16* qkNorm;
+  bf16* kc;
+  bf16* vc;
+};
+struct TrunkLayers {
+  TrunkLayer l[LAYERS];
+};
+// The step's inputs, scratch and outputs. Laid out as DecodeTrunkIo on the host.
+struct TrunkIo {
+  const uint4* x;              // [ROWS, HIDDEN]: the tokens' embeddings
+  const long long* positions;  // [ROWS]
+  const long long* slots;      // [ROWS]
+  const long long* tables;     // [ROWS, W]
+  const float* invFreq;        // [HEAD_DIM / 2]
+  bf16* qkv;                   // [ROWS, QKV_N]
+  bf16* attn;                  // [ROWS, HQ * HEAD_DIM]
+  bf16* o;                     // [ROWS, HIDDEN]
+  bf16* gateUp;                // [ROWS, 2 INTER]
+  uint4* resAttn;              // [ROWS, HIDDEN]: the residual stream after a layer's attention
+  float* partSums;             // [ROWS, HQ, splits, HEAD_DIM]
+  float* partStats;            // [ROWS, HQ, splits, 2]
+  bf16* down;                  // [ROWS, HIDDEN]: the MLP's output (the last layer's is the trunk's)
+  uint4* resMlp;               // [ROWS, HIDDEN]: the residual stream before it
+  int* counters;               // [LAYERS * PHASES + ROWS * HKV], zeros
+  long long* trace;            // [blocks, LAYERS, TRACE_EVENTS] with TRUNK_TRACE, else null
+};
+
+// With TRUNK_TRACE (AGENT_R1_DECODE_TRUNK_TRACE=1): each block's clock (ns) at the steps of each
+// layer, for bench/trunk-trace.ts. Events 0-15 by the consumers' thread 0: layer start; q/k/v input
+// ready, staged, rows done; attention entered its wait, done waiting, done; o ready, staged, rows
+// done; gate/up ready, staged, rows done; down ready, staged, rows done. 16: ns the producer waited
+// for free stages during the layer; 17, 18: its first and last copy of the layer.
+#define TRACE_EVENTS 19
+#ifdef TRUNK_TRACE
+#define TRACE(l, e) \
+  if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] = (long long)nowNs()
+#else
+#define TRACE(l, e)
+#endif
+
+__device__ __forceinline__ unsigned sharedAddress(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ unsigned long long nowNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ void mbarInit(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ bool mbarTryWait(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done;
+}
+
+// until the barrier's phase of this parity has completed
+__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
+  if (mbarTryWait(bar, parity)) return;
+  const unsigned long long t0 = nowNs();
+  while (!mbarTryWait(bar, parity))
+    if (nowNs() - t0 > SPIN_LIMIT_NS) __trap();
+}
+
+__device__ __forceinline__ void mbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// `bytes` from global src to shared dst by the copy engine, completing on barrier bar (armed to expect
+// them); `policy`: the L2 policy of the reads
+__device__ __forceinline__ void bulkCopy(unsigned dst, const void* src, unsigned bytes, unsigned bar,
+                                         unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+
+__device__ __forceinline__ int loadAcquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// one thread: until *count reaches target
+__device__ __forceinline__ void spinUntil(const int* count, int target) {
+  if (loadAcquire(count) >= target) return;
+  const unsigned long long t0 = nowNs();
+  while (loadAcquire(count) < target)
+    if (nowNs() - t0 > SPIN_LIMIT_NS) __trap();
+}
+
+// one thread, after the barrier that follows its block's writes (each writer fenced them)
+__device__ __forceinline__ void countDone(int* count) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
+}
+
+// barrier 1: the consumer warps; barrier 2: the attention's warps (0 is __syncthreads, all warps)
+__device__ __forceinline__ void consumerSync() { asm volatile("bar.sync 1, %0;" ::"n"(CONSUMER_THREADS) : "memory"); }
+__device__ __forceinline__ void attentionSync() { asm volatile("bar.sync 2, %0;" ::"n"(ATT_THREADS) : "memory"); }
+
+// the consumers, once *count reaches target
+__device__ __forceinline__ void consumersWait(const int* count, int target) {
+  if (threadIdx.x == 0) spinUntil(count, target);
+  consumerSync();
+}
+
+// Matmul t of a layer (0 q/k/v, 1 o, 2 gate/up, 3 down): its weight [N, K] and the rows of it this
+// block takes, rowsPerStage of them a ring stage (one copy a stage)
+struct Matmul {
+  const uint4* w;
+  int N, K, r0, r1, rowsPerStage;
+};
+
+__device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
+  Matmul m;
+  m.w = layer.w[t];
+  m.N = t == 0 ? QKV_N : t == 2 ? 2 * INTER : HIDDEN;
+  m.K = t == 1 ? HQ * HEAD_DIM : t == 3 ? INTER : HIDDEN;
+  m.r0 = (int)((long long)m.N * blockIdx.x / gridDim.x);
+  m.r1 = (int)((long long)m.N * (blockIdx.x + 1) / gridDim.x);
+  m.rowsPerStage = STAGE_BYTES / (m.K * 2);
+  return m;
+}
+
+// The producer (one thread): every ring stage of the step in the consumers' order, each once the
+// consumers are done with what the stage held before. Weights are read once a step: evicted first
+// from L2, which keeps the activations and the cache.
+__device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, unsigned empty, long long* trace) {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  unsigned k = 0;
+  for (int l = 0; l < LAYERS; l++) {
+#ifdef TRUNK_TRACE
+    long long* at = trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS;
+    unsigned long long waited = 0;
+    at[17] = (long long)nowNs();
+#endif
+    for (int t = 0; t < 4; t++) {
+      const Matmul m = matmulOf(layers.l[l], t);
+      for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
+        const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+#ifdef TRUNK_TRACE
+        const unsigned long long t0 = nowNs();
+#endif
+        if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
+#ifdef TRUNK_TRACE
+        waited += nowNs() - t0;
+#endif
+        const unsigned bytes = (unsigned)(min(m.rowsPerStage, m.r1 - r) * m.K * 2);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
+                     : "memory");
+        bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)r * (m.K / 8), bytes, full + 8 * slot,
+                 policy);
+      }
+    }
+#ifdef TRUNK_TRACE
+    at[16] = (long long)waited;
+    at[18] = (long long)nowNs();
+#endif
+  }
+}
+
+// The consumers' share of matmul m: out [ROWS, N] = xs [ROWS, K] W^T (+ bias), row by row from the
+// ring (warp w takes the block's rows j with j % CONSUMERS == w, each in gemv_rows' order); stage k
+// onwards. Every warp waits for every stage and then releases it, so a release never runs ahead of
+// the copy it frees the stage for.
+__device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16* out, const uint4* xs, const char* ring,
+                                         unsigned full, unsigned empty, unsigned& k) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = m.K / 8;
+  for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
+    const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+    mbarWait(full + 8 * slot, use & 1);
+    const int rows = min(m.rowsPerStage, m.r1 - r);
+    for (int i = 0; i < rows; i++) {
+      if ((r - m.r0 + i) % CONSUMERS != warp) continue;
+      const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
+      float acc[ROWS];
+#pragma unroll
+      for (int j = 0; j < ROWS; j++) acc[j] = 0.f;
+#pragma unroll 4
+      for (int c = lane; c < chunks; c += 32) {
+        const uint4 wv = w[c];
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) acc[j] += dot8(wv, xs[j * chunks + c]);
+      }
+#pragma unroll
+      for (int j = 0; j < ROWS; j++) acc[j] = warpSum(acc[j]);
+      if (lane == 0) {
+        const int n = r + i;
+        const float b = bias ? bf(bias[n]) : 0.f;
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) out[(size_t)j * m.N + n] = toBf16(acc[j] + b);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbarArrive(empty + 8 * slot);
+  }
+}
+
+// the consumers, once their writes are done: one thread counts the block done, after a barrier and
+// a fence (cumulative: it covers every write the barrier ordered before it, as cooperative groups'
+// grid sync relies on)
+__device__ __forceinline__ void consumersDone(int* count) {
+  consumerSync();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    countDone(count);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
+    decode_trunk(const __grid_constant__ TrunkLayers layers, const __grid_constant__ TrunkIo io, int W, int splits,
+                 float eps, float scale) {
+  extern __shared__ __align__(128) char smem[];
+  char* ring = smem;
+  uint4* xs = reinterpret_cast<uint4*>(smem + (size_t)RING_STAGES * STAGE_BYTES);
+  float* attShared = reinterpret_cast<float*>(xs);  // the attention's, between matmuls
+  bf16* qs = reinterpret_cast<bf16*>(smem + (size_t)RING_STAGES * STAGE_BYTES + XS_BYTES);
+  unsigned long long* bars =
+      reinterpret_cast<unsigned long long*>(smem + (size_t)RING_STAGES * STAGE_BYTES + XS_BYTES + GROUP * HEAD_DIM * 2);
+  const unsigned full = sharedAddress(bars), empty = sharedAddress(bars + RING_STAGES);
+  __shared__ float partial[4][8];
+  __shared__ int lastSplit;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < RING_STAGES; s++) {
+      mbarInit(full + 8 * s, 1);
+      mbarInit(empty + 8 * s, CONSUMERS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (warp == CONSUMERS) {
+    if (lane == 0) produce(layers, ring, full, empty, io.trace);
+    return;
+  }
+  // everything below reads what the kernels before wrote (the embeddings, the zeroed counters)
+  depWait();
+  const int G = gridDim.x;
+  const auto sync = [] { consumerSync(); };
+  unsigned k = 0;
+  for (int l = 0; l < LAYERS; l++) {
+    const TrunkLayer& L = layers.l[l];
+    int* count = io.counters + l * PHASES;
+    TRACE(l, 0);
+    // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
+    if (l > 0) consumersWait(count - PHASES + DOWN_DONE, G);
+    TRACE(l, 1);
+    {
+      const Matmul m = matmulOf(L, 0);
+      stageInput(xs, l == 0 ? io.x : reinterpret_cast<const uint4*>(io.down), l == 0 ? nullptr : io.resMlp, L.inputNorm,
+                 io.resAttn, blockIdx.x == 0, ROWS, HIDDEN / 8, 2, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
+      TRACE(l, 2);
+      multiply(m, L.bias[0], io.qkv, xs, ring, full, empty, k);
+      consumersDone(count + QKV_DONE);
+      TRACE(l, 3);
+    }
+    // attention: items (sequence b, KV head h, split) by the first ATT_WARPS warps
+    for (int item = blockIdx.x; item < ROWS * HKV * splits && warp < ATT_WARPS; item += G) {
+      const int split = item % splits, head = item / splits, h = head % HKV, b = head / HKV;
+      const auto ready = [&](bool holdsNewest) {
+        TRACE(l, 4);
+        if (threadIdx.x == 0) spinUntil(count + QKV_DONE, G);
+        attentionSync();
+        const bf16* row = io.qkv + (size_t)b * QKV_N;
+        const float pos = (float)io.positions[b];
+        for (int g = warp; g < GROUP; g += ATT_WARPS) {
+          const int qh = h * GROUP + g;
+          normRopeHead(row + (size_t)qh * HEAD_DIM, L.qkNorm ? L.qkNorm + (size_t)qh * HEAD_DIM : nullptr, pos,
+                       io.invFreq, qs + g * HEAD_DIM, lane, eps);
+        }
+        if (holdsNewest) {  // the newest token's key and value, written to the cache once
+          const size_t at = ((size_t)io.slots[b] * HKV + h) * HEAD_DIM;
+          if (warp == 0) {
+            normRopeHead(row + (size_t)(HQ + h) * HEAD_DIM, L.qkNorm ? L.qkNorm + (size_t)(HQ + h) * HEAD_DIM : nullptr,
+                         pos, io.invFreq, L.kc + at, lane, eps);
+          } else if (warp == 1) {
+            const bf16* v = row + (size_t)(HQ + HKV + h) * HEAD_DIM;
+            for (int i = lane; i < HEAD_DIM; i += 32) L.vc[at + i] = v[i];
+          }
+          __threadfence_block();  // read back by this block's warps, the copies' L2 reads included
+        }
+        attentionSync();
+        TRACE(l, 5);
+      };
+      attendPart(qs, L.kc, L.vc, io.tables, io.positions, W, b, h, HKV, scale, split, splits, io.attn, io.partSums,
+                 io.partStats, attShared, threadIdx.x, ATT_THREADS, ready, [] { attentionSync(); });
+      attentionSync();
+      if (splits > 1) {
+        // the head's last split to arrive merges them (and sets the arrivals back to 0 for the next
+        // layer); the fences on both sides of the arrival order the partial sums' writes and reads
+        if (threadIdx.x == 0) {
+          int* arrivals = io.counters + LAYERS * PHASES + head;
+          __threadfence();
+          lastSplit = atomicAdd(arrivals, 1) == splits - 1;
+          if (lastSplit) {
+            *arrivals = 0;
+            __threadfence();
+          }
+        }
+        attentionSync();
+        if (!lastSplit) continue;
+        for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += ATT_THREADS) {
+          const int g = e / HEAD_DIM, d = e % HEAD_DIM;
+          const size_t qh = (size_t)b * HQ + h * GROUP + g;
+          io.attn[qh * HEAD_DIM + d] = toBf16(mergeSplit(io.partStats + 2 * qh * splits,
+                                                         io.partSums + qh * splits * HEAD_DIM, splits, d));
+        }
+        attentionSync();
+      }
+      if (threadIdx.x == 0) {
+        __threadfence();
+        countDone(count + HEADS_DONE);
+      }
+      TRACE(l, 6);
+    }
+    // o of the attention's output
+    consumersWait(count + HEADS_DONE, ROWS * HKV);
+    TRACE(l, 7);
+    {
+      const Matmul m = matmulOf(L, 1);
+      stageInput(xs, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, false, ROWS, m.K / 8, 0, eps,
+                 threadIdx.x, CONSUMER_THREADS, partial, sync);
+      TRACE(l, 8);
+      multiply(m, L.bias[1], io.o, xs, ring, full, empty, k);
+      consumersDone(count + O_DONE);
+      TRACE(l, 9);
+    }
+    // gate/up of rms_norm(o + residual)
+    consumersWait(count + O_DONE, G);
+    TRACE(l, 10);
+    {
+      const Matmul m = matmulOf(L, 2);
+      stageInput(xs, reinterpret_cast<const uint4*>(io.o), l == 0 ? io.x : io.resAttn, L.postNorm, io.resMlp,
+                 blockIdx.x == 0, ROWS, HIDDEN / 8, 2, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
+      TRACE(l, 11);
+      multiply(m, L.bias[2], io.gateUp, xs, ring, full, empty, k);
+      consumersDone(count + GATE_UP_DONE);
+      TRACE(l, 12);
+    }
+    // down of silu(gate) * up
+    consumersWait(count + GATE_UP_DONE, G);
+    TRACE(l, 13);
+    if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
+    {
+      const Matmul m = matmulOf(L, 3);
+      stageInput(xs, reinterpret_cast<const uint4*>(io.gateUp), nullptr, nullptr, nullptr, false, ROWS, INTER / 8, 1, eps,
+                 threadIdx.x, CONSUMER_THREADS, partial, sync);
+      TRACE(l, 14);
+      multiply(m, L.bias[3], io.down, xs, ring, full, empty, k);
+      consumersDone(count + DOWN_DONE);
+      TRACE(l, 15);
+    }
+  }
+}
+)CUDA";
+
+
+const char* kWho = "decodeTrunk";
+
+// The kernel's TrunkLayer and TrunkIo, as the host lays them out for the launch
+struct TrunkLayer {
+  const void* w[4];
+  const void* bias[4];
+  const void* inputNorm;
+  const void* postNorm;
+  const void* qkNorm;
+  void* kc;
+  void* vc;
+};
+struct TrunkIo {
+  const void* x;
+  const void* positions;
+  const void* slots;
+  const void* tables;
+  const void* invFreq;
+  void* qkv;
+  void* attn;
+  void* o;
+  void* gateUp;
+  void* resAttn;
+  void* partSums;
+  void* partStats;
+  void* down;
+  void* resMlp;
+  void* counters;
+  void* trace;
+};
+static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 16 * 8, "the kernel's structs are all pointers");
+
+constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
+constexpr int kMinStageBytes = 16384;
+constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
+constexpr int kPhases = 5;          // kTrunk's PHASES
+constexpr int kTraceEvents = 19;    // kTrunk's TRACE_EVENTS
+constexpr int kMaxRows = 4;         // stageInput's
+constexpr int kMinRingStages = 3;
+// a kernel's parameters may take 32764 bytes (CUDA 12.1 on), 4 KiB before
+constexpr size_t kMaxParamBytes = 32764;
+
+struct Shape {
+  int hidden, heads, kvHeads, headDim, inter, layers, rows, blockSize;
+  int group() const { return heads / kvHeads; }
+};
+
+// Shared memory: the ring, then the larger of a matmul's staged input and the attention's rings and
+// merge, then the query heads, then the ring's barriers (2 a stage).
+struct Layout {
+  int stageBytes = 0, ringStages = 0, xsBytes = 0, sharedBytes = 0;
+};
+
+int roundUp(int n, int to) { return (n + to - 1) / to * to; }
+
+// The ring takes what shared memory is left
+Layout layoutFor(const Shape& s, int device) {
+  Layout out;
+  const int longest = std::max({s.hidden, s.heads * s.headDim, s.inter}) * 2;
+  // a stage holds the longest row, and at least 16 KiB (several short rows: one copy for them)
+  out.stageBytes = roundUp(std::max(longest, kMinStageBytes), 128);
+  const int attention =
+      static_cast<int>(paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps,
+                                                    paged_attention::ringStages()));
+  out.xsBytes = roundUp(std::max(s.rows * longest, attention), 128);
+  const int queries = s.group() * s.headDim * 2;
+  // the kernel's static shared memory (partial sums of squares, flags) and the runtime's reserve
+  const int fixed = out.xsBytes + queries + 1024;
+  const int left = nvrtc::maxSharedBytes(device) - fixed;
+  out.ringStages = std::max(0, left / (out.stageBytes + 16));
+  out.sharedBytes = out.ringStages * out.stageBytes + out.xsBytes + queries + 16 * out.ringStages;
+  return out;
+}
+
+// Why the trunk cannot run this shape on `device`, or "" when it can.
+std::string unsupported(const Shape& s, int device) {
+  if (s.rows < 1 || s.rows > kMaxRows) return "it takes 1 to " + std::to_string(kMaxRows) + " rows";
+  if (s.headDim != 64 && s.headDim != 128 && s.headDim != 256) return "head dim must be 64, 128 or 256";
+  if (s.kvHeads <= 0 || s.heads % s.kvHeads || s.group() > 8) return "query heads must be 1 to 8 times the KV heads";
+  if (s.hidden % 16 || s.inter % 16) return "hidden and intermediate sizes must be multiples of 16";
+  int major = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 9) return "it copies weights with the copy engine of compute capability 9.0 and up";
+  const Layout layout = layoutFor(s, device);
+  if (layout.ringStages < kMinRingStages)
+    return "its ring of weight tiles needs " + std::to_string(kMinRingStages) + " stages of " +
+           std::to_string(layout.stageBytes) + " bytes beside " + std::to_string(layout.xsBytes) +
+           " of staged input, more shared memory than the device has";
+  const size_t params = sizeof(TrunkLayer) * s.layers + sizeof(TrunkIo) + 16;
+  if (params > kMaxParamBytes) return "its " + std::to_string(s.layers) + " layers' weights overflow a launch's parameters";
+  return "";
+}
+
+// Splits of a sequence's tokens: (sequence, KV head) items alone would leave most blocks idle through
+// the attention, so each is cut into at most as many splits as leave one item a block, each of at
+// least 64 of the longest sequence's tokens (paged attention's rule: below that a split's fixed
+// costs outweigh its share).
+int splitsFor(const Shape& s, int blocks, int width) {
+  const int pairs = s.rows * s.kvHeads;
+  const int byLength = (width * s.blockSize + 63) / 64;
+  return std::max(1, std::min({blocks / pairs, byLength, 16}));
+}
+
+// AGENT_R1_DECODE_TRUNK_TRACE=1: the kernel records each block's clock at each step of each layer
+// (kTrunk's TRUNK_TRACE) into a buffer that fusedDecodeTrunkTrace reads back, for bench/trunk-trace.ts
+bool tracing() {
+  static const bool on = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_TRACE", {"0", "1"}) == "1";
+  return on;
+}
+
+// The trace buffer of `device` [blocks, layers, kTraceEvents] (int64), kept for fusedDecodeTrunkTrace:
+// allocated (zeros) outside a CUDA graph capture, on the first traced launch of a shape; a graph
+// captured with it writes it on each replay.
+std::mutex traceMutex;
+std::map<int, at::Tensor>& traces() {
+  static auto* byDevice = new std::map<int, at::Tensor>();  // never destroyed: it would outlive libtorch's allocator
+  return *byDevice;
+}
+
+at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(traceMutex);
+  at::Tensor& t = traces()[device];
+  if (t.defined() && t.size(0) == blocks && t.size(1) == layers) return t;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  TORCH_CHECK(status == cudaStreamCaptureStatusNone, kWho,
+              ": the trace buffer cannot be allocated while a CUDA graph is captured; run a step eagerly first");
+  t = at::zeros({blocks, layers, kTraceEvents},
+                at::TensorOptions().dtype(at::kLong).device(at::kCUDA, static_cast<c10::DeviceIndex>(device)));
+  return t;
+}
+
+void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
+  static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
+                                    decode_sources::kPagedAttention + kTrunk;
+  std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize,
+                                                              paged_attention::ringStages());
+  for (const auto& [name, value] :
+       {std::make_pair("HIDDEN", s.hidden), std::make_pair("HQ", s.heads), std::make_pair("HKV", s.kvHeads),
+        std::make_pair("INTER", s.inter), std::make_pair("LAYERS", s.layers), std::make_pair("ROWS", s.rows),
+        std::make_pair("RING_STAGES", layout.ringStages), std::make_pair("STAGE_BYTES", layout.stageBytes),
+        std::make_pair("XS_BYTES", layout.xsBytes)})
+    defines.push_back(std::string(name) + "=" + std::to_string(value));
+  if (tracing()) defines.push_back("TRUNK_TRACE=1");
+  void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
+  nvrtc::allowMaxSharedBytes(f, device, kWho);
+  return f;
+}
+
+void checkBf16(const at::Tensor& t, const at::Tensor& like, const char* what, std::initializer_list<int64_t> shape) {
+  TORCH_CHECK(t.defined(), kWho, ": ", what, " is missing");
+  TORCH_CHECK(t.device() == like.device() && t.scalar_type() == at::kBFloat16 && t.is_contiguous() &&
+                  t.sizes() == at::IntArrayRef(shape),
+              kWho, ": ", what, " must be a contiguous bf16 tensor ", at::IntArrayRef(shape), " on ", like.device(),
+              ", got ", t.scalar_type(), " ", t.sizes(), " on ", t.device());
+}
+
+// The tensors of one layer in fusedDecodeTrunk's `layers`, in order
+constexpr int kLayerTensors = 13;
+const char* kLayerNames[kLayerTensors] = {"qkv weight", "qkv bias",    "input norm",      "q/k norm",   "o weight",
+                                          "o bias",     "post norm",   "gate/up weight",  "gate/up bias", "down weight",
+                                          "down bias",  "key cache",   "value cache"};
+
+// fusedDecodeTrunk(x [B, H] bf16, layers [13 L] (per layer: qkv [(Hq + 2 Hkv) D, H], its bias | null,
+//   inputNorm [H], qkNorm [Hq + Hkv, D] | null, o [H, Hq D], its bias | null, postNorm [H], gateUp
+//   [2 I, H], its bias | null, down [H, I], its bias | null, kCache, vCache [slots, Hkv, D]),
+//   positions [B], slots [B], blockTables [B, W] (int64), invFreq [D / 2] f32, blockSize, eps, scale)
+//   -> [down [B, H], residual [B, H]]: the last layer's MLP output and the residual stream before it
+Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor x = unwrapTensor(env, info[0], "x");
+  const Napi::Array handles = info[1].As<Napi::Array>();
+  const at::Tensor positions = unwrapTensor(env, info[2], "positions");
+  const at::Tensor slots = unwrapTensor(env, info[3], "slots");
+  const at::Tensor tables = unwrapTensor(env, info[4], "blockTables");
+  const at::Tensor invFreq = unwrapTensor(env, info[5], "invFreq");
+  const int blockSize = info[6].As<Napi::Number>().Int32Value();
+  const float eps = info[7].As<Napi::Number>().FloatValue();
+  const float scale = info[8].As<Napi::Number>().FloatValue();
+  TORCH_CHECK(handles.Length() > 0 && handles.Length() % kLayerTensors == 0, kWho, ": layers must hold ",
+              kLayerTensors, " tensors (or nulls) a layer, got ", handles.Length());
+  const int layers = static_cast<int>(handles.Length() / kLayerTensors);
+  std::vector<at::Tensor> t(handles.Length());
+  for (uint32_t i = 0; i < handles.Length(); i++) {
+    const at::Tensor* p = unwrapOptionalTensor(env, handles.Get(i), kLayerNames[i % kLayerTensors]);
+    if (p) t[i] = *p;
+  }
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kBFloat16 && x.is_contiguous() && x.dim() == 2, kWho,
+              ": x must be a contiguous bf16 CUDA tensor [B, hidden]");
+  for (int i : {0, 2, 4, 6, 7, 9, 11, 12})
+    TORCH_CHECK(t[i].defined(), kWho, ": layer 0's ", kLayerNames[i], " is missing");
+  TORCH_CHECK(t[11].dim() == 3 && t[4].dim() == 2 && t[9].dim() == 2, kWho,
+              ": the caches must be [slots, Hkv, D], o and down weights 2-d");
+  Shape s;
+  s.rows = static_cast<int>(x.size(0));
+  s.hidden = static_cast<int>(x.size(1));
+  s.kvHeads = static_cast<int>(t[11].size(1));
+  s.headDim = static_cast<int>(t[11].size(2));
+  s.heads = static_cast<int>(t[4].size(1) / s.headDim);
+  s.inter = static_cast<int>(t[9].size(1));
+  s.layers = layers;
+  s.blockSize = blockSize;
+  const int device = x.get_device();
+  const std::string why = unsupported(s, device);
+  TORCH_CHECK(why.empty(), kWho, ": cannot run this step: ", why);
+  const int64_t B = s.rows, H = s.hidden, D = s.headDim, I = s.inter, Hq = s.heads, Hkv = s.kvHeads;
+  const int64_t qkvN = (Hq + 2 * Hkv) * D;
+  std::vector<TrunkLayer> layerArgs(layers);
+  for (int l = 0; l < layers; l++) {
+    const at::Tensor* L = &t[static_cast<size_t>(l) * kLayerTensors];
+    const int64_t slotsN = L[11].defined() && L[11].dim() == 3 ? L[11].size(0) : -1;
+    checkBf16(L[0], x, "a layer's qkv weight", {qkvN, H});
+    checkBf16(L[2], x, "a layer's input norm", {H});
+    checkBf16(L[4], x, "a layer's o weight", {H, Hq * D});
+    checkBf16(L[6], x, "a layer's post-attention norm", {H});
+    checkBf16(L[7], x, "a layer's gate/up weight", {2 * I, H});
+    checkBf16(L[9], x, "a layer's down weight", {H, I});
+    checkBf16(L[11], x, "a layer's key cache", {slotsN, Hkv, D});
+    checkBf16(L[12], x, "a layer's value cache", {slotsN, Hkv, D});
+    TORCH_CHECK(slotsN % blockSize == 0, kWho, ": a cache's slots must be whole blocks of ", blockSize);
+    if (L[1].defined()) checkBf16(L[1], x, "a layer's qkv bias", {qkvN});
+    if (L[3].defined()) checkBf16(L[3], x, "a layer's q/k norm", {Hq + Hkv, D});
+    if (L[5].defined()) checkBf16(L[5], x, "a layer's o bias", {H});
+    if (L[8].defined()) checkBf16(L[8], x, "a layer's gate/up bias", {2 * I});
+    if (L[10].defined()) checkBf16(L[10], x, "a layer's down bias", {H});
+    // the copy engine and the staging read weights and norms 16 bytes at a time
+    for (int i : {0, 2, 4, 6, 7, 9})
+      TORCH_CHECK(reinterpret_cast<uintptr_t>(L[i].data_ptr()) % 16 == 0, kWho, ": layer ", l, "'s ",
+                  kLayerNames[i], " does not start on 16 bytes (a view into a larger tensor?); pass a copy");
+    const auto ptr = [](const at::Tensor& u) -> void* { return u.defined() ? u.data_ptr() : nullptr; };
+    TrunkLayer& a = layerArgs[l];
+    a.w[0] = ptr(L[0]);
+    a.w[1] = ptr(L[4]);
+    a.w[2] = ptr(L[7]);
+    a.w[3] = ptr(L[9]);
+    a.bias[0] = ptr(L[1]);
+    a.bias[1] = ptr(L[5]);
+    a.bias[2] = ptr(L[8]);
+    a.bias[3] = ptr(L[10]);
+    a.inputNorm = ptr(L[2]);
+    a.postNorm = ptr(L[6]);
+    a.qkNorm = ptr(L[3]);
+    a.kc = ptr(L[11]);
+    a.vc = ptr(L[12]);
+  }
+  const auto int64Rows = [&](const at::Tensor& u, const char* what) {
+    TORCH_CHECK(u.device() == x.device() && u.scalar_type() == at::kLong && u.is_contiguous() && u.dim() >= 1 &&
+                    u.size(0) == B,
+                kWho, ": ", what, " must be contiguous int64 with ", B, " rows on ", x.device());
+  };
+  int64Rows(positions, "positions");
+  int64Rows(slots, "slots");
+  int64Rows(tables, "block tables");
+  TORCH_CHECK(positions.dim() == 1 && slots.dim() == 1 && tables.dim() == 2, kWho,
+              ": positions and slots are [B], block tables [B, W]");
+  TORCH_CHECK(invFreq.device() == x.device() && invFreq.scalar_type() == at::kFloat && invFreq.is_contiguous() &&
+                  invFreq.numel() == D / 2,
+              kWho, ": invFreq must be float32 [D / 2] on ", x.device());
+  int W = static_cast<int>(tables.size(1));
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  const Layout layout = layoutFor(s, device);
+  void* f = trunkKernel(device, s, layout, stream);
+  static const int sms = nvrtc::smCount(device);
+  const int threads = 32 * (kConsumers + 1);
+  TORCH_CHECK(nvrtc::residentBlocksPerSm(f, threads, layout.sharedBytes, kWho) >= 1, kWho,
+              ": a block does not fit on an SM");
+  int splits = splitsFor(s, sms, W);
+  const auto bf16 = x.options();
+  const auto f32 = x.options().dtype(at::kFloat);
+  at::Tensor qkv = at::empty({B, qkvN}, bf16), attn = at::empty({B, Hq * D}, bf16), o = at::empty({B, H}, bf16);
+  at::Tensor gateUp = at::empty({B, 2 * I}, bf16), resAttn = at::empty({B, H}, bf16);
+  at::Tensor partSums = at::empty({B, Hq, splits, D}, f32), partStats = at::empty({B, Hq, splits, 2}, f32);
+  at::Tensor down = at::empty({B, H}, bf16), resMlp = at::empty({B, H}, bf16);
+  // zeroed each launch (a memset in the CUDA graph), so no launch depends on how the last one ended
+  at::Tensor counters = at::zeros({layers * kPhases + B * Hkv}, x.options().dtype(at::kInt));
+  TrunkIo io{x.data_ptr(),      positions.data_ptr(), slots.data_ptr(),   tables.data_ptr(),    invFreq.data_ptr(),
+             qkv.data_ptr(),    attn.data_ptr(),      o.data_ptr(),       gateUp.data_ptr(),    resAttn.data_ptr(),
+             partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(),  resMlp.data_ptr(),    counters.data_ptr(),
+             tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
+  void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale)};
+  nvrtc::launch(f, dim3(sms), dim3(threads), static_cast<unsigned>(layout.sharedBytes), stream, args,
+                kWho);
+  Napi::Array result = Napi::Array::New(env, 2);
+  result.Set(0u, wrapTensor(env, down));
+  result.Set(1u, wrapTensor(env, resMlp));
+  return result;
+}
+
+// fusedDecodeTrunkUnsupported(device, hidden, heads, kvHeads, headDim, intermediate, layers, rows, blockSize)
+//   -> why the trunk cannot run that step there, or null when it can
+Napi::Value FusedDecodeTrunkUnsupported(const Napi::CallbackInfo& info) {
+  const auto n = [&](int i) { return info[i].As<Napi::Number>().Int32Value(); };
+  const Shape s{n(1), n(2), n(3), n(4), n(5), n(6), n(7), n(8)};
+  const std::string why = unsupported(s, n(0));
+  return why.empty() ? info.Env().Null() : Napi::String::New(info.Env(), why);
+}
+
+// fusedDecodeTrunkTrace(device) -> a copy of the trace buffer [blocks, layers, events] (int64 ns), or
+// null when no traced step ran (AGENT_R1_DECODE_TRUNK_TRACE=1 traces)
+Napi::Value FusedDecodeTrunkTrace(const Napi::CallbackInfo& info) {
+  const int device = info[0].As<Napi::Number>().Int32Value();
+  at::Tensor copy;
+  {
+    std::lock_guard<std::mutex> lock(traceMutex);
+    auto found = traces().find(device);
+    if (found == traces().end()) return info.Env().Null();
+    copy = found->second.clone();
+  }
+  return wrapTensor(info.Env(), copy);
+}
+
+#else
+
+[[noreturn]] void noCuda(Napi::Env env) {
+  throw Napi::Error::New(env,
+                         "the decode trunk needs the native addon built against a CUDA libtorch (npm run build:native)");
+}
+Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedDecodeTrunkUnsupported(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedDecodeTrunkTrace(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+
+#endif
+
+}  // namespace
+
+void registerDecodeTrunk(Napi::Env env, Napi::Object exports) {
+  exportFunction<FusedDecodeTrunk>(env, exports, "fusedDecodeTrunk");
+  exportFunction<FusedDecodeTrunkUnsupported>(env, exports, "fusedDecodeTrunkUnsupported");
+  exportFunction<FusedDecodeTrunkTrace>(env, exports, "fusedDecodeTrunkTrace");
+}
+
+}  // namespace agent_r1
