@@ -789,6 +789,40 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
+  /**
+   * Two caches (for two paths to write alike) of `numBlocks` blocks of `BS` tokens, each holding
+   * `prompts` prefilled into the blocks `tables` names; `slot(i, p)`: the cache slot of prompt i's
+   * position p.
+   */
+  function prefilledTwins(
+    m: ReturnType<typeof generationModel>,
+    prompts: number[][],
+    tables: number[][],
+    numBlocks: number,
+    BS: number,
+  ): { caches: KVCache[]; slot: (i: number, p: number) => number } {
+    const shape = {
+      numLayers: m.spec.numLayers,
+      numBlocks,
+      blockSize: BS,
+      numKvHeads: m.spec.numKvHeads,
+      headDim: m.spec.headDim,
+    };
+    const caches = [0, 1].map(() => new KVCache(shape, { dtype: 'bfloat16', device: dev }));
+    const slot = (i: number, p: number) => tables[i][Math.floor(p / BS)] * BS + (p % BS);
+    using batch = packSequences(prompts, { device: dev });
+    const slots = torch.tensor(
+      prompts.flatMap((p, i) => p.map((_, j) => slot(i, j))),
+      { device: dev },
+    );
+    const lastIndex = torch.tensor(
+      batch.cuSeqlens.slice(1).map((x) => x - 1),
+      { device: dev },
+    );
+    for (const c of caches) prefill(m, c, { batch, slots, lastIndex });
+    return { caches, slot };
+  }
+
   for (const family of ['qwen3', 'llama'] as const)
     it(`${family}: a decode step through the fused kernels gives the models' trunk's logits, keys and values`, () => {
       const model = createCausalLM(tinyConfig(family, { initializer_range: 0.1, head_dim: 64 }), {
@@ -806,25 +840,7 @@ describe('fused decode kernels', { skip }, () => {
           const tables = prompts.map((p, i) =>
             Array.from({ length: Math.ceil((p.length + 1) / BS) }, (_, j) => 1 + i * 8 + j),
           );
-          const shape = {
-            numLayers: model.spec.numLayers,
-            numBlocks: 40,
-            blockSize: BS,
-            numKvHeads: model.spec.numKvHeads,
-            headDim: model.spec.headDim,
-          };
-          const caches = [0, 1].map(() => new KVCache(shape, { dtype: 'bfloat16', device: dev }));
-          const slot = (i: number, p: number) => tables[i][Math.floor(p / BS)] * BS + (p % BS);
-          using batch = packSequences(prompts, { device: dev });
-          const slots = torch.tensor(
-            prompts.flatMap((p, i) => p.map((_, j) => slot(i, j))),
-            { device: dev },
-          );
-          const lastIndex = torch.tensor(
-            batch.cuSeqlens.slice(1).map((x) => x - 1),
-            { device: dev },
-          );
-          for (const c of caches) prefill(m, c, { batch, slots, lastIndex });
+          const { caches, slot } = prefilledTwins(m, prompts, tables, 40, BS);
           const positions = prompts.map((p) => p.length);
           const W = Math.max(...tables.map((t) => t.length));
           const inputs = {
@@ -896,25 +912,8 @@ describe('fused decode kernels', { skip }, () => {
           const need = prompts.map((p) => Math.ceil((p.length + 1) / BS));
           const starts = need.map((_, i) => need.slice(0, i).reduce((a, b) => a + b, 0));
           const tables = need.map((n, i) => Array.from({ length: n }, (_, j) => 1 + 3 * (starts[i] + j)));
-          const shape = {
-            numLayers: model.spec.numLayers,
-            numBlocks: 2 + 3 * need.reduce((a, b) => a + b, 0),
-            blockSize: BS,
-            numKvHeads: model.spec.numKvHeads,
-            headDim: model.spec.headDim,
-          };
-          const caches = [0, 1].map(() => new KVCache(shape, { dtype: 'bfloat16', device: dev }));
-          const slot = (i: number, p: number) => tables[i][Math.floor(p / BS)] * BS + (p % BS);
-          using batch = packSequences(prompts, { device: dev });
-          const slots = torch.tensor(
-            prompts.flatMap((p, i) => p.map((_, j) => slot(i, j))),
-            { device: dev },
-          );
-          const lastIndex = torch.tensor(
-            batch.cuSeqlens.slice(1).map((x) => x - 1),
-            { device: dev },
-          );
-          for (const c of caches) prefill(m, c, { batch, slots, lastIndex });
+          const numBlocks = 2 + 3 * need.reduce((a, b) => a + b, 0);
+          const { caches, slot } = prefilledTwins(m, prompts, tables, numBlocks, BS);
           const stepOf = (rows: number[]) => {
             const positions = rows.map((i) => prompts[i].length);
             const W = Math.max(...rows.map((i) => tables[i].length));
