@@ -85,7 +85,7 @@ const char* kTrunk = R"CUDA(
 
 // One layer's weights and cache: the four matmuls' weights [N, K] (q/k/v, o, gate/up, down) and
 // their biases [N] (or null), the input and post-attention norms [HIDDEN], the q/k norms [HQ + HKV,
-// HEAD_DIM] (or null), the caches [slots, HKV, HEAD_DIM]. Laid out as DecodeTrunkLayer on the host.
+// HEAD_DIM] (or null), the caches [slots, HKV, HEAD_DIM]. The host lays out its TrunkLayer alike.
 struct TrunkLayer {
   const uint4* w[4];
   const bf16* bias[4];
@@ -98,7 +98,7 @@ struct TrunkLayer {
 struct TrunkLayers {
   TrunkLayer l[LAYERS];
 };
-// The step's inputs, scratch and outputs. Laid out as DecodeTrunkIo on the host.
+// The step's inputs, scratch and outputs. The host lays out its TrunkIo alike.
 struct TrunkIo {
   const uint4* x;              // [ROWS, HIDDEN]: the tokens' embeddings
   const long long* positions;  // [ROWS]
@@ -190,8 +190,11 @@ __device__ __forceinline__ void spinUntil(const int* count, int target) {
     if (nowNs() - t0 > SPIN_LIMIT_NS) __trap();
 }
 
-// one thread, after the barrier that follows its block's writes (each writer fenced them)
+// One thread counts its block done, after the barrier that follows the block's writes: a fence
+// (cumulative: it covers every write the barrier ordered before it, as cooperative groups' grid sync
+// relies on), then a releasing add
 __device__ __forceinline__ void countDone(int* count) {
+  __threadfence();
   asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
 }
 
@@ -298,15 +301,10 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16
   }
 }
 
-// the consumers, once their writes are done: one thread counts the block done, after a barrier and
-// a fence (cumulative: it covers every write the barrier ordered before it, as cooperative groups'
-// grid sync relies on)
+// the consumers, once their writes are done: one thread counts the block done
 __device__ __forceinline__ void consumersDone(int* count) {
   consumerSync();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    countDone(count);
-  }
+  if (threadIdx.x == 0) countDone(count);
 }
 
 extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
@@ -343,19 +341,24 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   for (int l = 0; l < LAYERS; l++) {
     const TrunkLayer& L = layers.l[l];
     int* count = io.counters + l * PHASES;
+    // matmul t of the layer: its input f(x) (stageInput's `mode`) staged, its rows multiplied, the
+    // block counted done in `done`; trace events e, e + 1, e + 2 once the input is ready, staged, done
+    const auto matmulPhase = [&](int t, const uint4* x, const uint4* residual, const uint4* normW, uint4* resOut,
+                                 int mode, bf16* out, int done, int e) {
+      TRACE(l, e);
+      const Matmul m = matmulOf(L, t);
+      stageInput(xs, x, residual, normW, resOut, blockIdx.x == 0, ROWS, m.K / 8, mode, eps, threadIdx.x,
+                 CONSUMER_THREADS, partial, sync);
+      TRACE(l, e + 1);
+      multiply(m, L.bias[t], out, xs, ring, full, empty, k);
+      consumersDone(count + done);
+      TRACE(l, e + 2);
+    };
     TRACE(l, 0);
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     if (l > 0) consumersWait(count - PHASES + DOWN_DONE, G);
-    TRACE(l, 1);
-    {
-      const Matmul m = matmulOf(L, 0);
-      stageInput(xs, l == 0 ? io.x : reinterpret_cast<const uint4*>(io.down), l == 0 ? nullptr : io.resMlp, L.inputNorm,
-                 io.resAttn, blockIdx.x == 0, ROWS, HIDDEN / 8, 2, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
-      TRACE(l, 2);
-      multiply(m, L.bias[0], io.qkv, xs, ring, full, empty, k);
-      consumersDone(count + QKV_DONE);
-      TRACE(l, 3);
-    }
+    matmulPhase(0, l == 0 ? io.x : reinterpret_cast<const uint4*>(io.down), l == 0 ? nullptr : io.resMlp, L.inputNorm,
+                io.resAttn, 2, io.qkv, QKV_DONE, 1);
     // attention: items (sequence b, KV head h, split) by the first ATT_WARPS warps
     for (int item = blockIdx.x; item < ROWS * HKV * splits && warp < ATT_WARPS; item += G) {
       const int split = item % splits, head = item / splits, h = head % HKV, b = head / HKV;
@@ -409,49 +412,20 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         }
         attentionSync();
       }
-      if (threadIdx.x == 0) {
-        __threadfence();
-        countDone(count + HEADS_DONE);
-      }
+      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE(l, 6);
     }
     // o of the attention's output
     consumersWait(count + HEADS_DONE, ROWS * HKV);
-    TRACE(l, 7);
-    {
-      const Matmul m = matmulOf(L, 1);
-      stageInput(xs, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, false, ROWS, m.K / 8, 0, eps,
-                 threadIdx.x, CONSUMER_THREADS, partial, sync);
-      TRACE(l, 8);
-      multiply(m, L.bias[1], io.o, xs, ring, full, empty, k);
-      consumersDone(count + O_DONE);
-      TRACE(l, 9);
-    }
+    matmulPhase(1, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, 0, io.o, O_DONE, 7);
     // gate/up of rms_norm(o + residual)
     consumersWait(count + O_DONE, G);
-    TRACE(l, 10);
-    {
-      const Matmul m = matmulOf(L, 2);
-      stageInput(xs, reinterpret_cast<const uint4*>(io.o), l == 0 ? io.x : io.resAttn, L.postNorm, io.resMlp,
-                 blockIdx.x == 0, ROWS, HIDDEN / 8, 2, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
-      TRACE(l, 11);
-      multiply(m, L.bias[2], io.gateUp, xs, ring, full, empty, k);
-      consumersDone(count + GATE_UP_DONE);
-      TRACE(l, 12);
-    }
+    matmulPhase(2, reinterpret_cast<const uint4*>(io.o), l == 0 ? io.x : io.resAttn, L.postNorm, io.resMlp, 2,
+                io.gateUp, GATE_UP_DONE, 10);
     // down of silu(gate) * up
     consumersWait(count + GATE_UP_DONE, G);
-    TRACE(l, 13);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-    {
-      const Matmul m = matmulOf(L, 3);
-      stageInput(xs, reinterpret_cast<const uint4*>(io.gateUp), nullptr, nullptr, nullptr, false, ROWS, INTER / 8, 1, eps,
-                 threadIdx.x, CONSUMER_THREADS, partial, sync);
-      TRACE(l, 14);
-      multiply(m, L.bias[3], io.down, xs, ring, full, empty, k);
-      consumersDone(count + DOWN_DONE);
-      TRACE(l, 15);
-    }
+    matmulPhase(3, reinterpret_cast<const uint4*>(io.gateUp), nullptr, nullptr, nullptr, 1, io.down, DOWN_DONE, 13);
   }
 }
 )CUDA";
@@ -519,8 +493,7 @@ Layout layoutFor(const Shape& s, int device) {
   // a stage holds the longest row, and at least 16 KiB (several short rows: one copy for them)
   out.stageBytes = roundUp(std::max(longest, kMinStageBytes), 128);
   const int attention =
-      static_cast<int>(paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps,
-                                                    paged_attention::ringStages()));
+      static_cast<int>(paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps));
   out.xsBytes = roundUp(std::max(s.rows * longest, attention), 128);
   const int queries = s.group() * s.headDim * 2;
   // the kernel's static shared memory (partial sums of squares, flags) and the runtime's reserve
@@ -531,8 +504,8 @@ Layout layoutFor(const Shape& s, int device) {
   return out;
 }
 
-// Why the trunk cannot run this shape on `device`, or "" when it can.
-std::string unsupported(const Shape& s, int device) {
+// Why the trunk cannot run this shape on `device` with this shared-memory layout, or "" when it can.
+std::string unsupported(const Shape& s, int device, const Layout& layout) {
   if (s.rows < 1 || s.rows > kMaxRows) return "it takes 1 to " + std::to_string(kMaxRows) + " rows";
   if (s.headDim != 64 && s.headDim != 128 && s.headDim != 256) return "head dim must be 64, 128 or 256";
   if (s.kvHeads <= 0 || s.heads % s.kvHeads || s.group() > 8) return "query heads must be 1 to 8 times the KV heads";
@@ -540,9 +513,8 @@ std::string unsupported(const Shape& s, int device) {
   int major = 0;
   C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 9) return "it copies weights with the copy engine of compute capability 9.0 and up";
-  const Layout layout = layoutFor(s, device);
   if (layout.ringStages < kMinRingStages)
-    return "its ring of weight tiles needs " + std::to_string(kMinRingStages) + " stages of " +
+    return "its ring of weight rows needs " + std::to_string(kMinRingStages) + " stages of " +
            std::to_string(layout.stageBytes) + " bytes beside " + std::to_string(layout.xsBytes) +
            " of staged input, more shared memory than the device has";
   const size_t params = sizeof(TrunkLayer) * s.layers + sizeof(TrunkIo) + 16;
@@ -592,8 +564,7 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
-  std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize,
-                                                              paged_attention::ringStages());
+  std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize);
   for (const auto& [name, value] :
        {std::make_pair("HIDDEN", s.hidden), std::make_pair("HQ", s.heads), std::make_pair("HKV", s.kvHeads),
         std::make_pair("INTER", s.inter), std::make_pair("LAYERS", s.layers), std::make_pair("ROWS", s.rows),
@@ -660,7 +631,8 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   s.layers = layers;
   s.blockSize = blockSize;
   const int device = x.get_device();
-  const std::string why = unsupported(s, device);
+  const Layout layout = layoutFor(s, device);
+  const std::string why = unsupported(s, device, layout);
   TORCH_CHECK(why.empty(), kWho, ": cannot run this step: ", why);
   const int64_t B = s.rows, H = s.hidden, D = s.headDim, I = s.inter, Hq = s.heads, Hkv = s.kvHeads;
   const int64_t qkvN = (Hq + 2 * Hkv) * D;
@@ -717,9 +689,8 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
               kWho, ": invFreq must be float32 [D / 2] on ", x.device());
   int W = static_cast<int>(tables.size(1));
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
-  const Layout layout = layoutFor(s, device);
   void* f = trunkKernel(device, s, layout, stream);
-  static const int sms = nvrtc::smCount(device);
+  const int sms = nvrtc::smCount(device);
   const int threads = 32 * (kConsumers + 1);
   TORCH_CHECK(nvrtc::residentBlocksPerSm(f, threads, layout.sharedBytes, kWho) >= 1, kWho,
               ": a block does not fit on an SM");
@@ -750,7 +721,7 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
 Napi::Value FusedDecodeTrunkUnsupported(const Napi::CallbackInfo& info) {
   const auto n = [&](int i) { return info[i].As<Napi::Number>().Int32Value(); };
   const Shape s{n(1), n(2), n(3), n(4), n(5), n(6), n(7), n(8)};
-  const std::string why = unsupported(s, n(0));
+  const std::string why = unsupported(s, n(0), layoutFor(s, n(0)));
   return why.empty() ? info.Env().Null() : Napi::String::New(info.Env(), why);
 }
 

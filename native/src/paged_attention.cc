@@ -159,9 +159,9 @@ __device__ __forceinline__ float reduceScatter(float (&d)[GPAD], int sub) {
 // The attention of query heads [h * GROUP, (h + 1) * GROUP) of sequence b over its tokens of split
 // `split` of `splits` (all of them when splits == 1), by `threads` threads (tid in [0, threads),
 // whole warps) that `sync` (a barrier of them) orders; shared: their rings and the merge of their
-// partial sums (sharedFor on the host). q: the group's query rows [GROUP, HEAD_DIM]; tables [B, W]:
-// the sequences' block ids; positions [B]: their newest tokens'. splits == 1: the result goes to
-// out [B, Hq, HEAD_DIM]; else this split's unnormalised sums to partSums [B, Hq, splits, HEAD_DIM]
+// partial sums (paged_attention::sharedBytes on the host). q: the group's query rows [GROUP,
+// HEAD_DIM]; tables [B, W]: the sequences' block ids; positions [B]: their newest tokens'. splits ==
+// 1: the result goes to out [B, Hq, HEAD_DIM]; else this split's unnormalised sums to partSums [B, Hq, splits, HEAD_DIM]
 // and its maximum and denominator to partStats [B, Hq, splits, 2], for mergeSplit.
 // ready(holdsNewest) comes between what may be read before the query and the newest token's row
 // are written and what may not (holdsNewest: this split attends over the newest token): the
@@ -475,16 +475,14 @@ int maxThreads(int headDim, int group) { return group * headDim > 512 ? 256 : 51
 
 }  // namespace
 
-int paged_attention::ringStages() { return stages(); }
-
-std::vector<std::string> paged_attention::defines(int headDim, int group, int blockSize, int stages) {
+std::vector<std::string> paged_attention::defines(int headDim, int group, int blockSize) {
   return {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
-          "BLOCK_SIZE=" + std::to_string(blockSize), "STAGES=" + std::to_string(stages),
+          "BLOCK_SIZE=" + std::to_string(blockSize), "STAGES=" + std::to_string(stages()),
           "UNROLL=" + std::to_string(kUnroll)};
 }
 
-size_t paged_attention::sharedBytes(int headDim, int group, int warps, int stages) {
-  const size_t rings = static_cast<size_t>(warps) * stages * ringStepBytes(headDim);
+size_t paged_attention::sharedBytes(int headDim, int group, int warps) {
+  const size_t rings = static_cast<size_t>(warps) * stages() * ringStepBytes(headDim);
   return std::max(rings, static_cast<size_t>(2 * warps * group * (headDim + 2)) * sizeof(float));
 }
 
@@ -492,7 +490,7 @@ namespace {
 
 Kernels kernelsFor(int device, int headDim, int group, int blockSize, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kPagedAttention) + kKernels;
-  std::vector<std::string> defines = paged_attention::defines(headDim, group, blockSize, stages());
+  std::vector<std::string> defines = paged_attention::defines(headDim, group, blockSize);
   defines.push_back("MAX_THREADS=" + std::to_string(maxThreads(headDim, group)));
   void* attention =
       nvrtc::kernel(device, source.c_str(), "paged_decode_attention", defines, stream, "pagedDecodeAttention");
@@ -555,7 +553,7 @@ Napi::Value PagedDecodeAttention(const Napi::CallbackInfo& info) {
     const int device = c10::cuda::current_device();
     return std::make_pair(nvrtc::smCount(device), nvrtc::maxSharedBytes(device));
   }();
-  const auto sharedFor = [&](int w) { return paged_attention::sharedBytes(D, G, w, stages()); };
+  const auto sharedFor = [&](int w) { return paged_attention::sharedBytes(D, G, w); };
   // AGENT_R1_PAGED_ATTENTION_WARPS=4|8|16 fixes it (to compare the choices in bench/engine-decode.ts)
   static const int forcedWarps = [] {
     const std::string v = nvrtc::tuningChoice("AGENT_R1_PAGED_ATTENTION_WARPS", {"4", "8", "16"});

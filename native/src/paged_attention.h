@@ -9,16 +9,13 @@
 namespace agent_r1 {
 namespace paged_attention {
 
-// The steps of the paged kernel's ring (AGENT_R1_PAGED_ATTENTION_STAGES, default 2).
-int ringStages();
-
 // The -D defines decode_sources::kPagedAttention compiles with: HEAD_DIM, GROUP, BLOCK_SIZE and its
-// ring's STAGES (`stages`) and UNROLL.
-std::vector<std::string> defines(int headDim, int group, int blockSize, int stages);
+// ring's STAGES and UNROLL.
+std::vector<std::string> defines(int headDim, int group, int blockSize);
 
-// The shared memory attendPart takes with `warps` warps and a ring of `stages` steps: the larger of
-// their rings and the merge of their half-warps' partial sums, which reuses the rings' memory.
-size_t sharedBytes(int headDim, int group, int warps, int stages);
+// The shared memory attendPart takes with `warps` warps: the larger of their rings and the merge
+// of their half-warps' partial sums, which reuses the rings' memory.
+size_t sharedBytes(int headDim, int group, int warps);
 
 }  // namespace paged_attention
 }  // namespace agent_r1

@@ -33,7 +33,7 @@ export const GEMV_MAX_WEIGHT_BYTES = { oneRow: 256 * 2 ** 20, fewRows: 6 * 2 ** 
  * whose layers hold at least DECODE_TRUNK_MIN_LAYER_BYTES of weights: below that, its hand-offs
  * between blocks at each matmul and the attention cost more than the layered kernels' launches.
  * Measured on the H200 (bench/results/h200-decode-trunk.log, batch 1): the Qwen3-4B shape (192 MiB a
- * layer) 342-343 tokens/s through the trunk against 329 layered; the Qwen3-0.6B shape (30 MiB a
+ * layer) 342-343 tokens/s through the trunk against 326-329 layered; the Qwen3-0.6B shape (30 MiB a
  * layer) 1,002-1,005 against 1,069. Its sums are the layered kernels' (the same bits), so the choice
  * changes speed only.
  */
