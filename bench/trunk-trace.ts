@@ -2,8 +2,9 @@
 // torch.decodeTrunkTrace: each block's clock at each step of each layer; native/src/decode_trunk.cc's
 // TRACE_EVENTS). For every step of a layer, the mean over blocks and the largest block's time, both
 // averaged over the layers after the first (which starts from the launch), in microseconds; and
-// how long the producer warp waited for free ring stages, which says whether the consumers (waits
-// there) or the memory and the hand-offs between blocks (none) set the pace.
+// how long the producer warp waited for free ring stages and the consumers for stages to land, which
+// say whether the consumers (the producer waits) or the memory (the consumers wait) set the pace
+// through a matmul, and how long counting a block done (its fence) took.
 // bench/engine-decode.ts prints it after a traced point.
 
 /** Trace events (decode_trunk.cc's TRACE_EVENTS), by name. */
@@ -27,6 +28,8 @@ const E = {
   producerWaited: 16,
   producerFirst: 17,
   producerLast: 18,
+  consumersLandedWait: 19,
+  consumersCounting: 20,
 } as const;
 
 /** Each step: its name and its span in one block's events of one layer (null: the block has none). */
@@ -54,6 +57,8 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],
+  ['consumers: waited for stages to land', (e) => e[E.consumersLandedWait]],
+  ['consumers: counted the block done (fences)', (e) => e[E.consumersCounting]],
 ];
 
 export interface TrunkTraceRow {

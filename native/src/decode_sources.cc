@@ -44,32 +44,59 @@ __device__ __forceinline__ float squares8(const uint4& a) {
 //   1  silu(gate) * up of x = gu [M, 2 K] = [gate | up], as silu_mul rounds it;
 //   2  rms_norm(r) * normW with r = x + residual (or x when residual is null), as add_rms_norm rounds
 //      it; with writeRes, r also goes to resOut (the next residual). partial: shared [4][8] floats.
-// Plain loads of x and residual: the trunk reads what other blocks wrote earlier in its launch.
-template <typename Sync>
+// Plain loads of x and residual: the trunk reads what other blocks wrote earlier in its launch. A
+// thread loads BATCH of its entries before it uses any: global reads the copy engine's weight stream
+// queues behind take a microsecond or more each, and the compiler does not hoist the next entry's
+// loads above the last entry's shared store by itself (it cannot tell the two apart), so one entry
+// at a time costs a round trip an entry (BATCH 1: gemv_rows', whose registers are its occupancy).
+template <int BATCH, typename Sync>
 __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint4* residual, const uint4* normW,
                                            uint4* resOut, bool writeRes, int M, int chunks, int mode, float eps,
                                            int tid, int threads, float (*partial)[8], Sync sync) {
-  const int lane = tid & 31, warp = tid >> 5, warps = threads >> 5;
+  const int lane = tid & 31, warp = tid >> 5, warps = threads >> 5, total = M * chunks;
   if (mode == 1) {
-    for (int i = tid; i < M * chunks; i += threads) {
-      const int m = i / chunks, c = i - m * chunks;
-      xs[i] = siluMul8(x[(size_t)m * 2 * chunks + c], x[(size_t)m * 2 * chunks + chunks + c]);
+    for (int base = tid; base < total; base += BATCH * threads) {
+      uint4 g[BATCH], u[BATCH];
+#pragma unroll
+      for (int j = 0; j < BATCH; j++) {
+        const int i = base + j * threads, m = i / chunks, c = i - m * chunks;
+        if (i < total) {
+          g[j] = x[(size_t)m * 2 * chunks + c];
+          u[j] = x[(size_t)m * 2 * chunks + chunks + c];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < BATCH; j++)
+        if (base + j * threads < total) xs[base + j * threads] = siluMul8(g[j], u[j]);
     }
   } else if (mode == 2) {
     float ss[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int i = tid; i < M * chunks; i += threads) {
-      uint4 r = x[i];
-      if (residual) {
-        const uint4 b = residual[i];
-        r = make_uint4(addPair(r.x, b.x), addPair(r.y, b.y), addPair(r.z, b.z), addPair(r.w, b.w));
-        if (writeRes) resOut[i] = r;
-      }
-      xs[i] = r;
-      const float sq = squares8(r);
-      const int m = i / chunks;
+    for (int base = tid; base < total; base += BATCH * threads) {
+      uint4 r[BATCH], b[BATCH];
 #pragma unroll
-      for (int j = 0; j < 4; j++)
-        if (j == m) ss[j] += sq;
+      for (int j = 0; j < BATCH; j++) {
+        const int i = base + j * threads;
+        if (i < total) {
+          r[j] = x[i];
+          if (residual) b[j] = residual[i];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < BATCH; j++) {
+        const int i = base + j * threads;
+        if (i >= total) continue;
+        uint4 v = r[j];
+        if (residual) {
+          v = make_uint4(addPair(v.x, b[j].x), addPair(v.y, b[j].y), addPair(v.z, b[j].z), addPair(v.w, b[j].w));
+          if (writeRes) resOut[i] = v;
+        }
+        xs[i] = v;
+        const float sq = squares8(v);
+        const int m = i / chunks;
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+          if (q == m) ss[q] += sq;
+      }
     }
 #pragma unroll
     for (int j = 0; j < 4; j++) {
@@ -85,14 +112,33 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
       inv[j] = rsqrtf(t / (float)(chunks * 8) + eps);
     }
     // each thread rewrites the entries it staged
-    for (int i = tid; i < M * chunks; i += threads) {
-      const int m = i / chunks, c = i - m * chunks;
-      const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
-      const uint4 r = xs[i], g = normW[c];
-      xs[i] = make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
+    for (int base = tid; base < total; base += BATCH * threads) {
+      uint4 g[BATCH];
+#pragma unroll
+      for (int j = 0; j < BATCH; j++) {
+        const int i = base + j * threads;
+        if (i < total) g[j] = normW[i % chunks];
+      }
+#pragma unroll
+      for (int j = 0; j < BATCH; j++) {
+        const int i = base + j * threads, m = i / chunks;
+        if (i >= total) continue;
+        const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
+        const uint4 r = xs[i];
+        xs[i] = make_uint4(normPair(r.x, g[j].x, s), normPair(r.y, g[j].y, s), normPair(r.z, g[j].z, s),
+                           normPair(r.w, g[j].w, s));
+      }
     }
   } else {
-    for (int i = tid; i < M * chunks; i += threads) xs[i] = x[i];
+    for (int base = tid; base < total; base += BATCH * threads) {
+      uint4 v[BATCH];
+#pragma unroll
+      for (int j = 0; j < BATCH; j++)
+        if (base + j * threads < total) v[j] = x[base + j * threads];
+#pragma unroll
+      for (int j = 0; j < BATCH; j++)
+        if (base + j * threads < total) xs[base + j * threads] = v[j];
+    }
   }
   sync();
 }

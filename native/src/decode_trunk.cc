@@ -25,20 +25,25 @@
 //           head merged counts;
 //   o, gate/up, down   rows as q/k/v, each after the phase before is complete.
 // A block waits for a count with one thread spinning on an acquiring load, the others at a barrier;
-// counts are added with a releasing reduction after the block's writes. Every block must be resident
+// counts are added after the block's writes and an acquire-release fence. Every block must be resident
 // at once (it waits for the others): the grid is one block per SM, each holding nearly all of an
 // SM's shared memory, so no second block fits beside it.
 //
-// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 342
-// tokens/s against 326 layered in the same call (66% and 62% of the roofline), 74 us a layer. Its
-// trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts) says what holds it there: the producer
-// waits for free stages 63 of those 74 us. The consumers' CUDA-core arithmetic (some 30 instructions
-// for 16 bytes of weights) keeps pace with the memory at best, so the ring, once full during a wait
-// (the attention costs 10 us between the q/k/v and o matmuls), never drains ahead. Two tensor-core
-// consumers were tried and left off: tiles of 16 rows by 512 values made the consumers fast (the
-// producer waited 18 us a layer) but took 16 copies of 1 KiB a stage, and the copy engine's issue
-// rate (about one copy per 50 ns) capped the stream: 297 tokens/s; whole rows a stage with one warp
-// a stage (1 to 3 rows of an MMA's 16) left each warp a long chain of dependent steps: 215.
+// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 352
+// tokens/s (67-69% of the roofline over three calls) against 326 layered, 74 us a layer. Its trace
+// (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts) says what holds it there. The producer waits
+// for free stages 63 of those 74 us while the consumers wait for stages to land only 5: the
+// consumers set the pace. They take some 2,800 cycles a 5 KiB row a warp where their instructions
+// (some 30 for 16 bytes of weights, four chunks in flight) account for about 500; the rest is not
+// yet explained. Counting a block done costs 1.4 us a phase (its writes' drain before the add), 7 a
+// layer; the attention 10 us between the q/k/v and o matmuls. Tried and left off (the log says
+// each): fewer copies in flight (2 to 8 stages), a producer that sleeps between polls, splits of 32
+// tokens, __threadfence's fence: all within 2%; a warp a stage (each warp all of a stage's rows):
+// faulted at the 4B shape, not yet found why; two tensor-core consumers: tiles of 16 rows by 512
+// values made the consumers fast (the producer waited 18 us a layer) but took 16 copies of 1 KiB a
+// stage, and the copy engine's issue rate (about one copy per 50 ns) capped the stream: 297
+// tokens/s; whole rows a stage with one warp a stage (1 to 3 rows of an MMA's 16) left each warp a
+// long chain of dependent steps: 215.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -122,13 +127,20 @@ struct TrunkIo {
 // layer, for bench/trunk-trace.ts. Events 0-15 by the consumers' thread 0: layer start; q/k/v input
 // ready, staged, rows done; attention entered its wait, done waiting, done; o ready, staged, rows
 // done; gate/up ready, staged, rows done; down ready, staged, rows done. 16: ns the producer waited
-// for free stages during the layer; 17, 18: its first and last copy of the layer.
-#define TRACE_EVENTS 19
+// for free stages during the layer; 17, 18: its first and last copy of the layer; 19: ns the consumers'
+// thread 0 waited for its stages to land during the layer; 20: ns it spent counting the block done
+// (the fence and the reduction).
+#define TRACE_EVENTS 21
 #ifdef TRUNK_TRACE
 #define TRACE(l, e) \
   if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] = (long long)nowNs()
+#define TRACE_START(t) const unsigned long long t = threadIdx.x == 0 ? nowNs() : 0
+#define TRACE_ADD(l, e, t) \
+  if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] += (long long)(nowNs() - (t))
 #else
 #define TRACE(l, e)
+#define TRACE_START(t)
+#define TRACE_ADD(l, e, t)
 #endif
 
 __device__ __forceinline__ unsigned sharedAddress(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -190,12 +202,17 @@ __device__ __forceinline__ void spinUntil(const int* count, int target) {
     if (nowNs() - t0 > SPIN_LIMIT_NS) __trap();
 }
 
+// An acquire-release fence at GPU scope (MEMBAR.ALL.GPU): what the release and acquire patterns here
+// need. __threadfence's sequentially consistent one (MEMBAR.SC.GPU) measured no faster nor slower
+// (bench/results/h200-decode-trunk.log, section 8: 1.4 us a count either way, its writes' drain).
+__device__ __forceinline__ void gpuFence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 // One thread counts its block done, after the barrier that follows the block's writes: a fence
-// (cumulative: it covers every write the barrier ordered before it, as cooperative groups' grid sync
-// relies on), then a releasing add
+// (cumulative: it covers every write the barrier ordered before it, as CUTLASS's grid barrier relies
+// on), then a relaxed add, which the fence orders after those writes
 __device__ __forceinline__ void countDone(int* count) {
-  __threadfence();
-  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
+  gpuFence();
+  asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
 }
 
 // barrier 1: the consumer warps; barrier 2: the attention's warps (0 is __syncthreads, all warps)
@@ -269,11 +286,17 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
 // onwards. Every warp waits for every stage and then releases it, so a release never runs ahead of
 // the copy it frees the stage for.
 __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16* out, const uint4* xs, const char* ring,
-                                         unsigned full, unsigned empty, unsigned& k) {
+                                         unsigned full, unsigned empty, unsigned& k, long long* landedWait) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = m.K / 8;
   for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
     const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+#ifdef TRUNK_TRACE
+    const unsigned long long t0 = threadIdx.x == 0 ? nowNs() : 0;
     mbarWait(full + 8 * slot, use & 1);
+    if (threadIdx.x == 0) *landedWait += (long long)(nowNs() - t0);
+#else
+    mbarWait(full + 8 * slot, use & 1);
+#endif
     const int rows = min(m.rowsPerStage, m.r1 - r);
     for (int i = 0; i < rows; i++) {
       if ((r - m.r0 + i) % CONSUMERS != warp) continue;
@@ -299,12 +322,6 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16
     __syncwarp();
     if (lane == 0) mbarArrive(empty + 8 * slot);
   }
-}
-
-// the consumers, once their writes are done: one thread counts the block done
-__device__ __forceinline__ void consumersDone(int* count) {
-  consumerSync();
-  if (threadIdx.x == 0) countDone(count);
 }
 
 extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
@@ -347,14 +364,26 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
                                  int mode, bf16* out, int done, int e) {
       TRACE(l, e);
       const Matmul m = matmulOf(L, t);
-      stageInput(xs, x, residual, normW, resOut, blockIdx.x == 0, ROWS, m.K / 8, mode, eps, threadIdx.x,
-                 CONSUMER_THREADS, partial, sync);
+      stageInput<2>(xs, x, residual, normW, resOut, blockIdx.x == 0, ROWS, m.K / 8, mode, eps, threadIdx.x,
+                    CONSUMER_THREADS, partial, sync);
       TRACE(l, e + 1);
-      multiply(m, L.bias[t], out, xs, ring, full, empty, k);
-      consumersDone(count + done);
+#ifdef TRUNK_TRACE
+      long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
+#else
+      long long* landedWait = nullptr;
+#endif
+      multiply(m, L.bias[t], out, xs, ring, full, empty, k, landedWait);
+      consumerSync();
+      TRACE_START(t0);
+      if (threadIdx.x == 0) countDone(count + done);
+      TRACE_ADD(l, 20, t0);
       TRACE(l, e + 2);
     };
     TRACE(l, 0);
+#ifdef TRUNK_TRACE
+    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
+    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
+#endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     if (l > 0) consumersWait(count - PHASES + DOWN_DONE, G);
     matmulPhase(0, l == 0 ? io.x : reinterpret_cast<const uint4*>(io.down), l == 0 ? nullptr : io.resMlp, L.inputNorm,
@@ -395,11 +424,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         // layer); the fences on both sides of the arrival order the partial sums' writes and reads
         if (threadIdx.x == 0) {
           int* arrivals = io.counters + LAYERS * PHASES + head;
-          __threadfence();
+          gpuFence();
           lastSplit = atomicAdd(arrivals, 1) == splits - 1;
           if (lastSplit) {
             *arrivals = 0;
-            __threadfence();
+            gpuFence();
           }
         }
         attentionSync();
@@ -412,7 +441,9 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         }
         attentionSync();
       }
+      TRACE_START(t0);
       if (threadIdx.x == 0) countDone(count + HEADS_DONE);
+      TRACE_ADD(l, 20, t0);
       TRACE(l, 6);
     }
     // o of the attention's output
@@ -467,7 +498,7 @@ constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
 constexpr int kPhases = 5;          // kTrunk's PHASES
-constexpr int kTraceEvents = 19;    // kTrunk's TRACE_EVENTS
+constexpr int kTraceEvents = 21;    // kTrunk's TRACE_EVENTS
 constexpr int kMaxRows = 4;         // stageInput's
 constexpr int kMinRingStages = 3;
 // a kernel's parameters may take 32764 bytes (CUDA 12.1 on), 4 KiB before

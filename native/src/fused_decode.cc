@@ -419,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(256, BATCH > 8 ? 2 : 3) gemv_rows(
   if (n < N) loadBatch(wv, W + (size_t)n * chunks, lane, chunks);
   depWait();
   depLaunchNext();
-  stageInput(xs, x, residual, normW, resOut, blockIdx.x == 0, M, chunks, mode, eps, threadIdx.x, blockDim.x, partial,
+  stageInput<1>(xs, x, residual, normW, resOut, blockIdx.x == 0, M, chunks, mode, eps, threadIdx.x, blockDim.x, partial,
              [] { __syncthreads(); });
   for (; n < N; n += stride) {
     const uint4* row = W + (size_t)n * chunks;

@@ -126,7 +126,7 @@ export function decodeTrunk(
 
 /**
  * The decode trunk's trace, with AGENT_R1_DECODE_TRUNK_TRACE=1: each block's clock (ns) at each step
- * of each layer of the last traced step on `device`, [blocks, layers, 19] int64
+ * of each layer of the last traced step on `device`, [blocks, layers, 21] int64
  * (native/src/decode_trunk.cc's TRACE_EVENTS say which), or null when no step was traced.
  */
 export function decodeTrunkTrace(device: Device): Tensor | null {

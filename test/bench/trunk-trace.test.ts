@@ -5,7 +5,7 @@ import { formatTrunkTrace, trunkTraceSummary } from '../../bench/trunk-trace.js'
 
 /** One block's events of one layer (ns): each step `step` ns after the one before, from `start`. */
 function layer(start: number, step: number, o: { attention: boolean; producerWaited: number }): number[] {
-  const e = Array.from({ length: 19 }, () => 0);
+  const e = Array.from({ length: 21 }, () => 0);
   let t = start;
   for (let i = 0; i <= 15; i++) {
     if ((i === 4 || i === 5 || i === 6) && !o.attention) continue;
@@ -15,6 +15,8 @@ function layer(start: number, step: number, o: { attention: boolean; producerWai
   e[16] = o.producerWaited;
   e[17] = start;
   e[18] = start + 5000;
+  e[19] = o.producerWaited / 2;
+  e[20] = step / 4;
   return e;
 }
 
@@ -58,6 +60,18 @@ describe('decode trunk trace summary', () => {
       step: 'producer: waited for free stages',
       meanUs: 5,
       maxUs: 7,
+    });
+    // the consumers' waits for landed stages (half the producer's here): (1 + 3) / 2 = 2.5 mean, 3.5 largest
+    assert.deepEqual(rows.get('consumers: waited for stages to land'), {
+      step: 'consumers: waited for stages to land',
+      meanUs: 2.5,
+      maxUs: 3.5,
+    });
+    // counting done (a quarter step): block 0 0.25 us, block 1 0.75: mean 0.5, largest 0.75
+    assert.deepEqual(rows.get('consumers: counted the block done (fences)'), {
+      step: 'consumers: counted the block done (fences)',
+      meanUs: 0.5,
+      maxUs: 0.75,
     });
     assert.match(formatTrunkTrace([...rows.values()]), /\| layer \| 25.5 \| 36 \|/);
   });
