@@ -21,6 +21,9 @@
 #           of the 4B shape at batch 1 (PROFILE_ARGS replaces the engine-decode flags): the per-kernel budget
 #   timeline bench/engine-decode.ts --trace at 4B and 0.6B batch 1: each decode step's kernels as they run inside
 #           the CUDA graph (bench/kernel-timeline.ts), which the profile job's one-at-a-time durations do not show
+#   stream  bench/trunk_stream.cu (the decode trunk's weight stream alone, by variant, against the copy
+#           bandwidth), then Nsight Compute's stall reasons of its STREAM_NCU variants (default bf16-8 bf16-8-nocopy)
+#   trunkncu Nsight Compute's stall reasons and issue rates of one decode_trunk launch (4B shape, batch 1)
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -34,6 +37,9 @@ export AGENT_R1_PYTHON=python3
 # configs: the configurations of a ';'-separated list ($1, as SWEEP_ENVS), each a space-separated list of
 # VAR=value, an empty one the defaults (the extra ';': read drops a last empty field, which would lose a
 # trailing run of the defaults; with it, an empty list is one run of the defaults)
+# the warps' stall reasons (cycles a warp spends stalled on each, per instruction issued), issue activity and
+# the SM clock: what the stream and trunkncu jobs ask Nsight Compute for
+STALL_METRICS="regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__cycles_elapsed.avg.per_second,smsp__warps_active.avg.per_cycle_active"
 read_configs() { IFS=';' read -r -a configs <<< "${1:-};"; }
 head_line() { echo "# $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1); torch $(python3 -c 'import torch;print(torch.__version__)'); at $(cat "$root/.devexp/commit" 2>/dev/null || echo '?'); $*"; }
 for job in "$@"; do
@@ -116,6 +122,24 @@ for job in "$@"; do
         grep -E '^step|^\|' "$OUT/timeline-$shape.log" | head -60
         gzip -f "$OUT/timeline-$shape.json"
       done ;;
+    stream)
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      nvcc -O3 -std=c++17 -arch=sm_90a -o /tmp/trunk_stream bench/trunk_stream.cu > "$OUT/stream.log" 2>&1 || { tail -20 "$OUT/stream.log"; exit 1; }
+      { head_line "bench/trunk_stream.cu"; /tmp/trunk_stream
+        for v in ${STREAM_NCU:-bf16-8 bf16-8-nocopy}; do
+          echo "## ncu: $v"
+          timeout 120 "$ncu" --clock-control none --launch-skip 5 --launch-count 1 --kernel-name regex:stream \
+            --metrics "$STALL_METRICS" /tmp/trunk_stream "$v" 2>&1 | grep -E 'stall|issue|inst_executed|cycles|==ERR|==PROF==' | grep -v '^ *$'
+        done; } >> "$OUT/stream.log" 2>&1
+      cat "$OUT/stream.log" | cut -c1-200 | tail -120 ;;
+    trunkncu)
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      { head_line "ncu stall reasons of decode_trunk, 4B batch 1"
+        timeout 200 "$ncu" --clock-control none --launch-skip 3 --launch-count 1 --kernel-name decode_trunk \
+          --metrics "$STALL_METRICS" node "$dev/engine-decode.mjs" --layers 36 --hidden 2560 --heads 32 --kv-heads 8 \
+          --head-dim 128 --intermediate 9728 --batch 1 --prompt-len 512 --new-tokens 8 --repeats 1 2>&1 \
+          | grep -E 'stall|issue|inst_executed|cycles|==ERR|==PROF==|Error'; } > "$OUT/trunk-ncu.log" 2>&1
+      cut -c1-200 "$OUT/trunk-ncu.log" | tail -60 ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \
