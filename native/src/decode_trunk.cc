@@ -30,20 +30,25 @@
 // SM's shared memory, so no second block fits beside it.
 //
 // Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 352
-// tokens/s (67-69% of the roofline over three calls) against 326 layered, 74 us a layer. Its trace
+// tokens/s (67-69% of the roofline over four calls) against 326 layered, 74 us a layer. Its trace
 // (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts) says what holds it there. The producer waits
 // for free stages 63 of those 74 us while the consumers wait for stages to land only 5: the
 // consumers set the pace. They take some 2,800 cycles a 5 KiB row a warp where their instructions
-// (some 30 for 16 bytes of weights, four chunks in flight) account for about 500; the rest is not
-// yet explained. Counting a block done costs 1.4 us a phase (its writes' drain before the add), 7 a
-// layer; the attention 10 us between the q/k/v and o matmuls. Tried and left off (the log says
-// each): fewer copies in flight (2 to 8 stages), a producer that sleeps between polls, splits of 32
-// tokens, __threadfence's fence: all within 2%; a warp a stage (each warp all of a stage's rows):
-// faulted at the 4B shape, not yet found why; two tensor-core consumers: tiles of 16 rows by 512
-// values made the consumers fast (the producer waited 18 us a layer) but took 16 copies of 1 KiB a
-// stage, and the copy engine's issue rate (about one copy per 50 ns) capped the stream: 297
-// tokens/s; whole rows a stage with one warp a stage (1 to 3 rows of an MMA's 16) left each warp a
-// long chain of dependent steps: 215.
+// (some 30 for 16 bytes of weights, four chunks in flight) account for about 500. The stream alone
+// (bench/trunk_stream.cu, the log's section 10) puts that on their instructions' latency, which 2
+// warps an SM sub-partition cannot hide; what it suggested for the trunk ran and did not beat 352-365
+// tokens/s: tensor-core rows (2 MMAs a 512-byte tile), waits by only the warps with a row in a stage.
+// Counting a block done costs 1.4 us a phase (its writes' drain before the add), 7 a layer; the
+// attention 10 us between the q/k/v and o matmuls. Also tried and left off (the log says each):
+// fewer copies in flight (2 to 8 stages), a producer that sleeps between polls, splits of 32 tokens,
+// __threadfence's fence, a release add: all within 2%; a warp a stage (each warp all of a stage's
+// rows): faulted at the 4B shape, as a warp that skips stages may wait for a slot's next use before
+// its current one has landed, which a parity wait on the slot's one barrier takes for landed (two
+// barriers a slot, even and odd uses, fix it: section 10); two tensor-core consumers: tiles of 16
+// rows by 512 values made the consumers fast (the producer waited 18 us a layer) but took 16 copies
+// of 1 KiB a stage, and the copy engine's issue rate (about one copy per 50 ns) capped the stream:
+// 297 tokens/s; whole rows a stage with one warp a stage (1 to 3 rows of an MMA's 16) left each warp
+// a long chain of dependent steps: 215.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
