@@ -7,8 +7,10 @@
 // device-to-device copy bandwidth measured in the same run:
 //   math    none (the consumers only wait for each stage and free it: the stream's own ceiling),
 //           bf16 (the trunk's arithmetic: the input staged as bf16), f32 (the input staged as f32:
-//           the same products in the same order, without unpacking the input's bf16 values)
-//   warps   consumer warps: 8 (the trunk's) or 16
+//           the same products in the same order, without unpacking the input's bf16 values), mma
+//           (the same dot products on the tensor cores: mmaDot), and parts of the math alone (the
+//           MATH list at the kernel)
+//   warps   consumer warps: 2 to 16 (the trunk's 8)
 //   nocopy  no producer: the consumers read the ring's stages without waiting (their own pace alone)
 //   sync    the trunk's phases: after each matmul every block counts itself done (a fence and an
 //           atomic add) and waits for all the others, then stages the next matmul's input from
@@ -364,11 +366,12 @@ struct Variant {
   std::string name;
   void (*kernel)(Args);
   int warps, math;
+  bool nocopy, sync;
 };
 
 template <int MATH, int WARPS, bool NOCOPY, bool SYNC>
 Variant variant(const char* name) {
-  return {name, stream<MATH, WARPS, NOCOPY, SYNC>, WARPS, MATH};
+  return {name, stream<MATH, WARPS, NOCOPY, SYNC>, WARPS, MATH, NOCOPY, SYNC};
 }
 
 float median(std::vector<float> v) {
@@ -517,8 +520,7 @@ int main(int argc, char** argv) {
     const double m = median(ms), GBs = weightBytes / (m * 1e-3) / 1e9;
     // the outputs' error where they are the fixed input's (none: no math; sync: the outputs chained;
     // f32: its input staged for no one K; nocopy: the ring never filled; 4-6: parts of the math)
-    const bool checked = (v.math == 1 || v.math == 3) && v.name.find("sync") == std::string::npos &&
-                         v.name.find("nocopy") == std::string::npos;
+    const bool checked = (v.math == 1 || v.math == 3) && !v.sync && !v.nocopy;
     char error[32] = "-";
     if (checked) snprintf(error, sizeof error, "%.2e", outputError());
     printf("%-16s %6d %9.1f %8.2f %9.0f %7.1f%% %9.0f %10s\n", v.name.c_str(), ringStages, m * 1e3, m * 1e3 / kLayers,

@@ -131,7 +131,7 @@ for job in "$@"; do
           timeout 120 "$ncu" --clock-control none --launch-skip 5 --launch-count 1 --kernel-name regex:stream \
             --metrics "$STALL_METRICS" /tmp/trunk_stream "$v" 2>&1 | grep -E 'stall|issue|inst_executed|cycles|==ERR|==PROF==' | grep -v '^ *$'
         done; } >> "$OUT/stream.log" 2>&1
-      cat "$OUT/stream.log" | cut -c1-200 | tail -120 ;;
+      cut -c1-200 "$OUT/stream.log" | tail -120 ;;
     trunkncu)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       { head_line "ncu stall reasons of decode_trunk, 4B batch 1"
