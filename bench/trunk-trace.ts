@@ -4,7 +4,9 @@
 // averaged over the layers after the first (which starts from the launch), in microseconds; and
 // how long the producer warp waited for free ring stages and the consumers for stages to land, which
 // say whether the consumers (the producer waits) or the memory (the consumers wait) set the pace
-// through a matmul, and how long counting a block done (its fence) took.
+// through a matmul, and how long counting a head merged (its fence) took. The matmul phases hand
+// their outputs on as tagged words the next phase polls (decode_trunk.cc): their 'start' rows are
+// the barrier between two phases of a block, their staging rows include the wait for the others.
 // bench/engine-decode.ts prints it after a traced point.
 
 /** Trace events (decode_trunk.cc's TRACE_EVENTS), by name. */
@@ -29,13 +31,13 @@ const E = {
   producerFirst: 17,
   producerLast: 18,
   consumersLandedWait: 19,
-  consumersCounting: 20,
+  headCounting: 20,
 } as const;
 
 /** Each step: its name and its span in one block's events of one layer (null: the block has none). */
 const STEPS: [string, (e: number[]) => number | null][] = [
-  ['q/k/v: wait for the layer before', (e) => e[E.qkvReady] - e[E.layer]],
-  ['q/k/v: stage the normed input', (e) => e[E.qkvStaged] - e[E.qkvReady]],
+  ['q/k/v: start', (e) => e[E.qkvReady] - e[E.layer]],
+  ['q/k/v: poll the layer before\'s output, stage the normed input', (e) => e[E.qkvStaged] - e[E.qkvReady]],
   ['q/k/v: rows', (e) => e[E.qkvDone] - e[E.qkvStaged]],
   [
     'attention: wait for q/k/v, rope (blocks with an item)',
@@ -48,17 +50,17 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ['o: wait for the heads (from q/k/v done)', (e) => e[E.oReady] - e[E.qkvDone]],
   ['o: stage', (e) => e[E.oStaged] - e[E.oReady]],
   ['o: rows', (e) => e[E.oDone] - e[E.oStaged]],
-  ['gate/up: wait', (e) => e[E.guReady] - e[E.oDone]],
-  ['gate/up: stage the normed input', (e) => e[E.guStaged] - e[E.guReady]],
+  ['gate/up: start', (e) => e[E.guReady] - e[E.oDone]],
+  ['gate/up: poll o\'s output, stage the normed input', (e) => e[E.guStaged] - e[E.guReady]],
   ['gate/up: rows', (e) => e[E.guDone] - e[E.guStaged]],
-  ['down: wait', (e) => e[E.downReady] - e[E.guDone]],
-  ['down: stage silu(gate) * up', (e) => e[E.downStaged] - e[E.downReady]],
+  ['down: start', (e) => e[E.downReady] - e[E.guDone]],
+  ['down: poll gate/up\'s output, stage silu(gate) * up', (e) => e[E.downStaged] - e[E.downReady]],
   ['down: rows', (e) => e[E.downDone] - e[E.downStaged]],
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],
   ['consumers: waited for stages to land', (e) => e[E.consumersLandedWait]],
-  ['consumers: counted the block done (fences)', (e) => e[E.consumersCounting]],
+  ['attention: counted a head merged (fences)', (e) => e[E.headCounting]],
 ];
 
 export interface TrunkTraceRow {

@@ -83,13 +83,10 @@ const char* kTrunk = R"CUDA(
 #define CONSUMER_THREADS (CONSUMERS * 32)
 #define ATT_WARPS 4
 #define ATT_THREADS (ATT_WARPS * 32)
-// a layer's counters: q/k/v rows, heads merged, o rows, gate/up rows, down rows
-#define PHASES 5
-#define QKV_DONE 0
-#define HEADS_DONE 1
-#define O_DONE 2
-#define GATE_UP_DONE 3
-#define DOWN_DONE 4
+// entries of silu(gate) * up a consumer thread loads at once (8 values, 4 tagged uint4 each)
+#ifndef SILU_BATCH
+#define SILU_BATCH 2
+#endif
 // a wait this long means a broken schedule (a block that never arrives): trap rather than hang
 #define SPIN_LIMIT_NS 4000000000ull
 
@@ -108,33 +105,36 @@ struct TrunkLayer {
 struct TrunkLayers {
   TrunkLayer l[LAYERS];
 };
-// The step's inputs, scratch and outputs. The host lays out its TrunkIo alike.
+// The step's inputs, scratch and outputs. The host lays out its TrunkIo alike. The matmuls' outputs
+// that other blocks read are tagged words (putTagged): a bf16 value in the low half, the layer's tag
+// (layer + 1) in the high half, in buffers zeroed before each launch.
 struct TrunkIo {
   const uint4* x;              // [ROWS, HIDDEN]: the tokens' embeddings
   const long long* positions;  // [ROWS]
   const long long* slots;      // [ROWS]
   const long long* tables;     // [ROWS, W]
   const float* invFreq;        // [HEAD_DIM / 2]
-  bf16* qkv;                   // [ROWS, QKV_N]
+  unsigned* qkv;               // [ROWS, QKV_N], tagged
   bf16* attn;                  // [ROWS, HQ * HEAD_DIM]
-  bf16* o;                     // [ROWS, HIDDEN]
-  bf16* gateUp;                // [ROWS, 2 INTER]
-  uint4* resAttn;              // [ROWS, HIDDEN]: the residual stream after a layer's attention
+  unsigned* o;                 // [ROWS, HIDDEN], tagged
+  unsigned* gateUp;            // [ROWS, 2 INTER], tagged
+  unsigned* mlp;               // [ROWS, HIDDEN], tagged: a layer's MLP output (but the last layer's)
+  uint4* res;                  // [blocks, ROWS, HIDDEN]: each block's own copy of the residual stream
   float* partSums;             // [ROWS, HQ, splits, HEAD_DIM]
   float* partStats;            // [ROWS, HQ, splits, 2]
-  bf16* down;                  // [ROWS, HIDDEN]: the MLP's output (the last layer's is the trunk's)
+  bf16* down;                  // [ROWS, HIDDEN]: the last layer's MLP output (the trunk's)
   uint4* resMlp;               // [ROWS, HIDDEN]: the residual stream before it
-  int* counters;               // [LAYERS * PHASES + ROWS * HKV], zeros
+  int* counters;               // [LAYERS + ROWS * HKV]: heads merged a layer, a head's splits arrived; zeros
   long long* trace;            // [blocks, LAYERS, TRACE_EVENTS] with TRUNK_TRACE, else null
 };
 
 // With TRUNK_TRACE (AGENT_R1_DECODE_TRUNK_TRACE=1): each block's clock (ns) at the steps of each
-// layer, for bench/trunk-trace.ts. Events 0-15 by the consumers' thread 0: layer start; q/k/v input
-// ready, staged, rows done; attention entered its wait, done waiting, done; o ready, staged, rows
-// done; gate/up ready, staged, rows done; down ready, staged, rows done. 16: ns the producer waited
-// for free stages during the layer; 17, 18: its first and last copy of the layer; 19: ns the consumers'
-// thread 0 waited for its stages to land during the layer; 20: ns it spent counting the block done
-// (the fence and the reduction).
+// layer, for bench/trunk-trace.ts. Events 0-15 by the consumers' thread 0: layer start; q/k/v staging
+// begun (it polls the layer before's output), staged, rows done; attention entered its wait, done
+// waiting, done; o ready (every head merged), staged, rows done; gate/up staging begun, staged, rows
+// done; down staging begun, staged, rows done. 16: ns the producer waited for free stages during the
+// layer; 17, 18: its first and last copy of the layer; 19: ns the consumers' thread 0 waited for its
+// stages to land during the layer; 20: ns it spent counting a head merged (the fence and the add).
 #define TRACE_EVENTS 21
 #ifdef TRUNK_TRACE
 #define TRACE(l, e) \
@@ -230,6 +230,165 @@ __device__ __forceinline__ void consumersWait(const int* count, int target) {
   consumerSync();
 }
 
+// The hand-off between phases. A matmul's output value goes out as one 32-bit word, the bf16 value
+// and the layer's tag, so a block that reads the word with the tag has the value: the phase after
+// polls the words it needs until they carry the tag, and no block counts itself done (a fence that
+// waits for the block's writes to drain, an add, a poll of the count, then the loads: some 4 us a
+// phase under the weight stream, bench/results/h200-decode-trunk.log section 11). The buffers are
+// zeroed before each launch and each layer's tag differs from the one before, so a stale word never
+// passes for a fresh one. Each block still ends a phase's reads before it writes the phase after's
+// outputs into a buffer they share: a block writes layer l + 1's words of a phase only after every
+// block wrote words that the phase after that one's reads of layer l came before.
+__device__ __forceinline__ void putTagged(unsigned* p, bf16 v, unsigned tag) {
+  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"((unsigned)v | (tag << 16)) : "memory");
+}
+
+__device__ __forceinline__ uint4 loadRelaxed(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+// whether 4 words all carry the tag
+__device__ __forceinline__ bool hasTag(const uint4& v, unsigned tag) {
+  const unsigned t = tag << 16;
+  return (((v.x ^ t) | (v.y ^ t) | (v.z ^ t) | (v.w ^ t)) >> 16) == 0;
+}
+
+// v[i] = base[at[i]] for the at[i] >= 0 (uint4 of tagged words), loaded again until each carries the tag
+template <int N>
+__device__ __forceinline__ void pollTagged(uint4 (&v)[N], const uint4* base, const int (&at)[N], unsigned tag) {
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    if (at[i] >= 0) v[i] = loadRelaxed(base + at[i]);
+  unsigned long long t0 = 0;
+  for (;;) {
+    bool all = true;
+#pragma unroll
+    for (int i = 0; i < N; i++) all &= at[i] < 0 || hasTag(v[i], tag);
+    if (all) return;
+    if (!t0)
+      t0 = nowNs();
+    else if (nowNs() - t0 > SPIN_LIMIT_NS)
+      __trap();
+#pragma unroll
+    for (int i = 0; i < N; i++)
+      if (at[i] >= 0 && !hasTag(v[i], tag)) v[i] = loadRelaxed(base + at[i]);
+  }
+}
+
+// the 8 values of two uint4 of tagged words as 4 bf16 pairs
+__device__ __forceinline__ uint4 untag(const uint4& a, const uint4& b) {
+  return make_uint4((a.x & 0xffffu) | (a.y << 16), (a.z & 0xffffu) | (a.w << 16), (b.x & 0xffffu) | (b.y << 16),
+                    (b.z & 0xffffu) | (b.w << 16));
+}
+
+// One warp: a head of tagged words [HEAD_DIM] to dst [HEAD_DIM] (bf16), once they carry the tag
+__device__ __forceinline__ void fetchHead(const unsigned* src, bf16* dst, unsigned tag, int lane) {
+  for (int i = lane; i < HEAD_DIM / 4; i += 32) {
+    uint4 v[1];
+    const int at[1] = {i};
+    pollTagged(v, reinterpret_cast<const uint4*>(src), at, tag);
+    *reinterpret_cast<uint2*>(dst + 4 * i) = make_uint2((v[0].x & 0xffffu) | (v[0].y << 16),
+                                                        (v[0].z & 0xffffu) | (v[0].w << 16));
+  }
+  __syncwarp();
+}
+
+// The consumers: xs [ROWS, HIDDEN / 8] = rms_norm(r) * normW with r = x + the block's residual
+// stream res (x alone when `first`), which r then replaces (and, with resOut, goes there too); x the
+// tagged words `words` of the phase before, or the plain embeddings `plain`. stageInput's mode 2 in
+// its order of operations, so its bits: each thread takes entries tid + k CONSUMER_THREADS in both
+// stagings of a layer, so it reads only the residual entries it wrote itself. The norm's weights
+// are loaded with the input, and read again from L1 once the sums of squares are in.
+__device__ __forceinline__ void stageNormed(uint4* xs, const unsigned* words, const uint4* plain, uint4* res,
+                                            bool first, const uint4* normW, uint4* resOut, unsigned tag, float eps,
+                                            float (*partial)[8]) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, chunks = HIDDEN / 8, total = ROWS * chunks;
+  float ss[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int base = tid; base < total; base += 2 * CONSUMER_THREADS) {
+    uint4 v[4], r[2];
+    int at[4];
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      const int i = base + j * CONSUMER_THREADS;
+      const bool in = i < total;
+      at[2 * j] = in && words ? 2 * i : -1;
+      at[2 * j + 1] = in && words ? 2 * i + 1 : -1;
+      if (in) {
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(normW + i % chunks));  // for the second pass
+        if (!words) v[2 * j] = plain[i];
+        if (!first) r[j] = res[i];
+      }
+    }
+    if (words) pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      const int i = base + j * CONSUMER_THREADS;
+      if (i >= total) continue;
+      uint4 x = words ? untag(v[2 * j], v[2 * j + 1]) : v[2 * j];
+      if (!first) x = make_uint4(addPair(x.x, r[j].x), addPair(x.y, r[j].y), addPair(x.z, r[j].z), addPair(x.w, r[j].w));
+      res[i] = x;
+      if (resOut) resOut[i] = x;
+      xs[i] = x;
+      const float sq = squares8(x);
+      const int m = i / chunks;
+#pragma unroll
+      for (int q = 0; q < 4; q++)
+        if (q == m) ss[q] += sq;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const float v = warpSum(ss[j]);
+    if (lane == 0) partial[j][warp] = v;
+  }
+  consumerSync();
+  float inv[4];
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    float t = 0.f;
+    for (int w = 0; w < CONSUMERS; w++) t += partial[j][w];
+    inv[j] = rsqrtf(t / (float)(chunks * 8) + eps);
+  }
+  for (int i = tid; i < total; i += CONSUMER_THREADS) {
+    const int m = i / chunks;
+    const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
+    const uint4 r = xs[i], g = __ldg(normW + i % chunks);
+    xs[i] = make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
+  }
+  consumerSync();
+}
+
+// The consumers: xs [ROWS, INTER / 8] = silu(gate) * up of the tagged words gu [ROWS, 2 INTER] =
+// [gate | up] (stageInput's mode 1), SILU_BATCH entries a thread at once
+__device__ __forceinline__ void stageSiluMul(uint4* xs, const unsigned* gu, unsigned tag) {
+  const int chunks = INTER / 8, total = ROWS * chunks;
+  const uint4* w = reinterpret_cast<const uint4*>(gu);
+  for (int base = threadIdx.x; base < total; base += SILU_BATCH * CONSUMER_THREADS) {
+    uint4 v[4 * SILU_BATCH];
+    int at[4 * SILU_BATCH];
+#pragma unroll
+    for (int j = 0; j < SILU_BATCH; j++) {
+      const int i = base + j * CONSUMER_THREADS, m = i / chunks, c = i - m * chunks;
+      const int g = i < total ? m * 4 * chunks + 2 * c : -1;  // gate's first uint4; up's 2 chunks on
+      at[4 * j] = g;
+      at[4 * j + 1] = g < 0 ? -1 : g + 1;
+      at[4 * j + 2] = g < 0 ? -1 : g + 2 * chunks;
+      at[4 * j + 3] = g < 0 ? -1 : g + 2 * chunks + 1;
+    }
+    pollTagged(v, w, at, tag);
+#pragma unroll
+    for (int j = 0; j < SILU_BATCH; j++)
+      if (at[4 * j] >= 0)
+        xs[base + j * CONSUMER_THREADS] = siluMul8(untag(v[4 * j], v[4 * j + 1]), untag(v[4 * j + 2], v[4 * j + 3]));
+  }
+  consumerSync();
+}
+
 // Matmul t of a layer (0 q/k/v, 1 o, 2 gate/up, 3 down): its weight [N, K] and the rows of it this
 // block takes, rowsPerStage of them a ring stage (one copy a stage)
 struct Matmul {
@@ -286,12 +445,14 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
   }
 }
 
-// The consumers' share of matmul m: out [ROWS, N] = xs [ROWS, K] W^T (+ bias), row by row from the
+// The consumers' share of matmul m: out [ROWS, N] = xs [ROWS, K] W^T (+ bias), to `plain` or else as
+// words of `tag` to `tagged`, row by row from the
 // ring (warp w takes the block's rows j with j % CONSUMERS == w, each in gemv_rows' order); stage k
 // onwards. Every warp waits for every stage and then releases it, so a release never runs ahead of
 // the copy it frees the stage for.
-__device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16* out, const uint4* xs, const char* ring,
-                                         unsigned full, unsigned empty, unsigned& k, long long* landedWait) {
+__device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsigned* tagged, unsigned tag, bf16* plain,
+                                         const uint4* xs, const char* ring, unsigned full, unsigned empty, unsigned& k,
+                                         long long* landedWait) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = m.K / 8;
   for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
     const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
@@ -321,7 +482,13 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, bf16
         const int n = r + i;
         const float b = bias ? bf(bias[n]) : 0.f;
 #pragma unroll
-        for (int j = 0; j < ROWS; j++) out[(size_t)j * m.N + n] = toBf16(acc[j] + b);
+        for (int j = 0; j < ROWS; j++) {
+          const bf16 v = toBf16(acc[j] + b);
+          if (plain)
+            plain[(size_t)j * m.N + n] = v;
+          else
+            putTagged(tagged + (size_t)j * m.N + n, v, tag);
+        }
       }
     }
     __syncwarp();
@@ -362,27 +529,20 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   unsigned k = 0;
   for (int l = 0; l < LAYERS; l++) {
     const TrunkLayer& L = layers.l[l];
-    int* count = io.counters + l * PHASES;
-    // matmul t of the layer: its input f(x) (stageInput's `mode`) staged, its rows multiplied, the
-    // block counted done in `done`; trace events e, e + 1, e + 2 once the input is ready, staged, done
-    const auto matmulPhase = [&](int t, const uint4* x, const uint4* residual, const uint4* normW, uint4* resOut,
-                                 int mode, bf16* out, int done, int e) {
+    const unsigned tag = l + 1;
+    uint4* res = io.res + (size_t)blockIdx.x * ROWS * (HIDDEN / 8);
+    // matmul t of the layer, its input staged in xs (trace event e - 1 before): its rows multiplied
+    // into `tagged` (or `plain`); trace events e, e + 1 once staged, done
+    const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int e) {
       TRACE(l, e);
-      const Matmul m = matmulOf(L, t);
-      stageInput<2>(xs, x, residual, normW, resOut, blockIdx.x == 0, ROWS, m.K / 8, mode, eps, threadIdx.x,
-                    CONSUMER_THREADS, partial, sync);
-      TRACE(l, e + 1);
 #ifdef TRUNK_TRACE
       long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
 #else
       long long* landedWait = nullptr;
 #endif
-      multiply(m, L.bias[t], out, xs, ring, full, empty, k, landedWait);
-      consumerSync();
-      TRACE_START(t0);
-      if (threadIdx.x == 0) countDone(count + done);
-      TRACE_ADD(l, 20, t0);
-      TRACE(l, e + 2);
+      multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait);
+      consumerSync();  // before xs is written again
+      TRACE(l, e + 1);
     };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
@@ -390,31 +550,30 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
-    if (l > 0) consumersWait(count - PHASES + DOWN_DONE, G);
-    matmulPhase(0, l == 0 ? io.x : reinterpret_cast<const uint4*>(io.down), l == 0 ? nullptr : io.resMlp, L.inputNorm,
-                io.resAttn, 2, io.qkv, QKV_DONE, 1);
+    TRACE(l, 1);
+    stageNormed(xs, l == 0 ? nullptr : io.mlp, io.x, res, l == 0, L.inputNorm, nullptr, tag - 1, eps, partial);
+    rowsPhase(0, io.qkv, nullptr, 2);
     // attention: items (sequence b, KV head h, split) by the first ATT_WARPS warps
     for (int item = blockIdx.x; item < ROWS * HKV * splits && warp < ATT_WARPS; item += G) {
       const int split = item % splits, head = item / splits, h = head % HKV, b = head / HKV;
       const auto ready = [&](bool holdsNewest) {
         TRACE(l, 4);
-        if (threadIdx.x == 0) spinUntil(count + QKV_DONE, G);
-        attentionSync();
-        const bf16* row = io.qkv + (size_t)b * QKV_N;
+        const unsigned* row = io.qkv + (size_t)b * QKV_N;
         const float pos = (float)io.positions[b];
         for (int g = warp; g < GROUP; g += ATT_WARPS) {
           const int qh = h * GROUP + g;
-          normRopeHead(row + (size_t)qh * HEAD_DIM, L.qkNorm ? L.qkNorm + (size_t)qh * HEAD_DIM : nullptr, pos,
-                       io.invFreq, qs + g * HEAD_DIM, lane, eps);
+          fetchHead(row + (size_t)qh * HEAD_DIM, qs + g * HEAD_DIM, tag, lane);
+          normRopeHead(qs + g * HEAD_DIM, L.qkNorm ? L.qkNorm + (size_t)qh * HEAD_DIM : nullptr, pos, io.invFreq,
+                       qs + g * HEAD_DIM, lane, eps);
         }
         if (holdsNewest) {  // the newest token's key and value, written to the cache once
           const size_t at = ((size_t)io.slots[b] * HKV + h) * HEAD_DIM;
           if (warp == 0) {
-            normRopeHead(row + (size_t)(HQ + h) * HEAD_DIM, L.qkNorm ? L.qkNorm + (size_t)(HQ + h) * HEAD_DIM : nullptr,
-                         pos, io.invFreq, L.kc + at, lane, eps);
+            fetchHead(row + (size_t)(HQ + h) * HEAD_DIM, L.kc + at, tag, lane);
+            normRopeHead(L.kc + at, L.qkNorm ? L.qkNorm + (size_t)(HQ + h) * HEAD_DIM : nullptr, pos, io.invFreq,
+                         L.kc + at, lane, eps);
           } else if (warp == 1) {
-            const bf16* v = row + (size_t)(HQ + HKV + h) * HEAD_DIM;
-            for (int i = lane; i < HEAD_DIM; i += 32) L.vc[at + i] = v[i];
+            fetchHead(row + (size_t)(HQ + HKV + h) * HEAD_DIM, L.vc + at, tag, lane);
           }
           __threadfence_block();  // read back by this block's warps, the copies' L2 reads included
         }
@@ -428,7 +587,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         // the head's last split to arrive merges them (and sets the arrivals back to 0 for the next
         // layer); the fences on both sides of the arrival order the partial sums' writes and reads
         if (threadIdx.x == 0) {
-          int* arrivals = io.counters + LAYERS * PHASES + head;
+          int* arrivals = io.counters + LAYERS + head;
           gpuFence();
           lastSplit = atomicAdd(arrivals, 1) == splits - 1;
           if (lastSplit) {
@@ -447,21 +606,26 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         attentionSync();
       }
       TRACE_START(t0);
-      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
+      if (threadIdx.x == 0) countDone(io.counters + l);
       TRACE_ADD(l, 20, t0);
       TRACE(l, 6);
     }
-    // o of the attention's output
-    consumersWait(count + HEADS_DONE, ROWS * HKV);
-    matmulPhase(1, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, 0, io.o, O_DONE, 7);
+    // o of the attention's output, once every head is merged
+    consumersWait(io.counters + l, ROWS * HKV);
+    TRACE(l, 7);
+    stageInput<2>(xs, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, false, ROWS,
+                  HQ * HEAD_DIM / 8, 0, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
+    rowsPhase(1, io.o, nullptr, 8);
     // gate/up of rms_norm(o + residual)
-    consumersWait(count + O_DONE, G);
-    matmulPhase(2, reinterpret_cast<const uint4*>(io.o), l == 0 ? io.x : io.resAttn, L.postNorm, io.resMlp, 2,
-                io.gateUp, GATE_UP_DONE, 10);
-    // down of silu(gate) * up
-    consumersWait(count + GATE_UP_DONE, G);
+    TRACE(l, 10);
+    stageNormed(xs, io.o, nullptr, res, false, L.postNorm, l == LAYERS - 1 && blockIdx.x == 0 ? io.resMlp : nullptr,
+                tag, eps, partial);
+    rowsPhase(2, io.gateUp, nullptr, 11);
+    // down of silu(gate) * up: the last layer's plain, the trunk's output
+    TRACE(l, 13);
+    stageSiluMul(xs, io.gateUp, tag);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-    matmulPhase(3, reinterpret_cast<const uint4*>(io.gateUp), nullptr, nullptr, nullptr, 1, io.down, DOWN_DONE, 13);
+    rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, 14);
   }
 }
 )CUDA";
@@ -489,7 +653,8 @@ struct TrunkIo {
   void* attn;
   void* o;
   void* gateUp;
-  void* resAttn;
+  void* mlp;
+  void* res;
   void* partSums;
   void* partStats;
   void* down;
@@ -497,12 +662,11 @@ struct TrunkIo {
   void* counters;
   void* trace;
 };
-static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 16 * 8, "the kernel's structs are all pointers");
+static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 17 * 8, "the kernel's structs are all pointers");
 
 constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
-constexpr int kPhases = 5;          // kTrunk's PHASES
 constexpr int kTraceEvents = 21;    // kTrunk's TRACE_EVENTS
 constexpr int kMaxRows = 4;         // stageInput's
 constexpr int kMinRingStages = 3;
@@ -597,6 +761,13 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
+// Entries of silu(gate) * up a consumer thread loads at once: 2, or AGENT_R1_DECODE_TRUNK_SILU_BATCH
+// (to compare the choices in bench/engine-decode.ts; more than 2 spill at the kernel's 168 registers)
+std::string siluBatch() {
+  static const std::string batch = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_SILU_BATCH", {"1", "2", "3", "4"});
+  return batch.empty() ? "2" : batch;
+}
+
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
@@ -608,6 +779,7 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
         std::make_pair("XS_BYTES", layout.xsBytes)})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
+  defines.push_back("SILU_BATCH=" + siluBatch());
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
@@ -733,16 +905,23 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   int splits = splitsFor(s, sms, W);
   const auto bf16 = x.options();
   const auto f32 = x.options().dtype(at::kFloat);
-  at::Tensor qkv = at::empty({B, qkvN}, bf16), attn = at::empty({B, Hq * D}, bf16), o = at::empty({B, H}, bf16);
-  at::Tensor gateUp = at::empty({B, 2 * I}, bf16), resAttn = at::empty({B, H}, bf16);
+  at::Tensor attn = at::empty({B, Hq * D}, bf16), res = at::empty({sms, B, H}, bf16);
   at::Tensor partSums = at::empty({B, Hq, splits, D}, f32), partStats = at::empty({B, Hq, splits, 2}, f32);
   at::Tensor down = at::empty({B, H}, bf16), resMlp = at::empty({B, H}, bf16);
-  // zeroed each launch (a memset in the CUDA graph), so no launch depends on how the last one ended
-  at::Tensor counters = at::zeros({layers * kPhases + B * Hkv}, x.options().dtype(at::kInt));
-  TrunkIo io{x.data_ptr(),      positions.data_ptr(), slots.data_ptr(),   tables.data_ptr(),    invFreq.data_ptr(),
-             qkv.data_ptr(),    attn.data_ptr(),      o.data_ptr(),       gateUp.data_ptr(),    resAttn.data_ptr(),
-             partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(),  resMlp.data_ptr(),    counters.data_ptr(),
-             tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
+  // zeroed each launch (a memset in the CUDA graph), so no launch depends on how the last one ended:
+  // the counters (a multiple of 4, so the tagged words after them start on 16 bytes), then the
+  // tagged words of q/k/v, o, gate/up and the MLP's output
+  const int64_t countersN = (layers + B * Hkv + 3) / 4 * 4;
+  at::Tensor scratch = at::zeros({countersN + B * (qkvN + H + 2 * I + H)}, x.options().dtype(at::kInt));
+  int* counters = scratch.data_ptr<int>();
+  int* qkvWords = counters + countersN;
+  int* oWords = qkvWords + B * qkvN;
+  int* gateUpWords = oWords + B * H;
+  int* mlpWords = gateUpWords + B * 2 * I;
+  TrunkIo io{x.data_ptr(), positions.data_ptr(), slots.data_ptr(), tables.data_ptr(), invFreq.data_ptr(),
+             qkvWords,     attn.data_ptr(),      oWords,           gateUpWords,        mlpWords,
+             res.data_ptr(), partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(), resMlp.data_ptr(),
+             counters,     tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
   void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale)};
   nvrtc::launch(f, dim3(sms), dim3(threads), static_cast<unsigned>(layout.sharedBytes), stream, args,
                 kWho);

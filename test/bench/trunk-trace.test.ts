@@ -37,9 +37,9 @@ describe('decode trunk trace summary', () => {
       ],
     ];
     const rows = new Map(trunkTraceSummary(trace).map((r) => [r.step, r]));
-    // q/k/v's wait: event 1 - event 0, one step: mean (1 + 3) / 2 = 2 us, largest 3
-    assert.deepEqual(rows.get('q/k/v: wait for the layer before'), {
-      step: 'q/k/v: wait for the layer before',
+    // q/k/v's start: event 1 - event 0, one step: mean (1 + 3) / 2 = 2 us, largest 3
+    assert.deepEqual(rows.get('q/k/v: start'), {
+      step: 'q/k/v: start',
       meanUs: 2,
       maxUs: 3,
     });
@@ -68,8 +68,8 @@ describe('decode trunk trace summary', () => {
       maxUs: 3.5,
     });
     // counting done (a quarter step): block 0 0.25 us, block 1 0.75: mean 0.5, largest 0.75
-    assert.deepEqual(rows.get('consumers: counted the block done (fences)'), {
-      step: 'consumers: counted the block done (fences)',
+    assert.deepEqual(rows.get('attention: counted a head merged (fences)'), {
+      step: 'attention: counted a head merged (fences)',
       meanUs: 0.5,
       maxUs: 0.75,
     });
