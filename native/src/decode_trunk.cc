@@ -83,9 +83,17 @@ const char* kTrunk = R"CUDA(
 #define CONSUMER_THREADS (CONSUMERS * 32)
 #define ATT_WARPS 4
 #define ATT_THREADS (ATT_WARPS * 32)
+// a layer's counters: heads merged, then the blocks done with o, gate/up and down (counted without
+// a fence: the tags say whether a word has landed; HANDOFF_POLL leaves the counts out, and the
+// phase after polls the words alone)
+#define PHASES 4
+#define HEADS_DONE 0
+#define O_DONE 1
+#define GATE_UP_DONE 2
+#define DOWN_DONE 3
 // entries of silu(gate) * up a consumer thread loads at once (8 values, 4 tagged uint4 each)
 #ifndef SILU_BATCH
-#define SILU_BATCH 2
+#define SILU_BATCH 1
 #endif
 // a wait this long means a broken schedule (a block that never arrives): trap rather than hang
 #define SPIN_LIMIT_NS 4000000000ull
@@ -124,7 +132,7 @@ struct TrunkIo {
   float* partStats;            // [ROWS, HQ, splits, 2]
   bf16* down;                  // [ROWS, HIDDEN]: the last layer's MLP output (the trunk's)
   uint4* resMlp;               // [ROWS, HIDDEN]: the residual stream before it
-  int* counters;               // [LAYERS + ROWS * HKV]: heads merged a layer, a head's splits arrived; zeros
+  int* counters;               // [LAYERS * PHASES + ROWS * HKV]: a layer's counts, a head's splits arrived; zeros
   long long* trace;            // [blocks, LAYERS, TRACE_EVENTS] with TRUNK_TRACE, else null
 };
 
@@ -533,7 +541,8 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     uint4* res = io.res + (size_t)blockIdx.x * ROWS * (HIDDEN / 8);
     // matmul t of the layer, its input staged in xs (trace event e - 1 before): its rows multiplied
     // into `tagged` (or `plain`); trace events e, e + 1 once staged, done
-    const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int e) {
+    int* count = io.counters + l * PHASES;
+    const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int done, int e) {
       TRACE(l, e);
 #ifdef TRUNK_TRACE
       long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
@@ -542,7 +551,17 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
       multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait);
       consumerSync();  // before xs is written again
+#ifndef HANDOFF_POLL
+      if (done >= 0 && threadIdx.x == 0)
+        asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count + done) : "memory");
+#endif
       TRACE(l, e + 1);
+    };
+    // until every block counted itself done with phase `done` (of this layer, or the one before)
+    const auto blocksDone = [&](const int* done) {
+#ifndef HANDOFF_POLL
+      consumersWait(done, G);
+#endif
     };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
@@ -551,8 +570,9 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
+    if (l > 0) blocksDone(count - PHASES + DOWN_DONE);
     stageNormed(xs, l == 0 ? nullptr : io.mlp, io.x, res, l == 0, L.inputNorm, nullptr, tag - 1, eps, partial);
-    rowsPhase(0, io.qkv, nullptr, 2);
+    rowsPhase(0, io.qkv, nullptr, -1, 2);
     // attention: items (sequence b, KV head h, split) by the first ATT_WARPS warps
     for (int item = blockIdx.x; item < ROWS * HKV * splits && warp < ATT_WARPS; item += G) {
       const int split = item % splits, head = item / splits, h = head % HKV, b = head / HKV;
@@ -587,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         // the head's last split to arrive merges them (and sets the arrivals back to 0 for the next
         // layer); the fences on both sides of the arrival order the partial sums' writes and reads
         if (threadIdx.x == 0) {
-          int* arrivals = io.counters + LAYERS + head;
+          int* arrivals = io.counters + LAYERS * PHASES + head;
           gpuFence();
           lastSplit = atomicAdd(arrivals, 1) == splits - 1;
           if (lastSplit) {
@@ -606,26 +626,28 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         attentionSync();
       }
       TRACE_START(t0);
-      if (threadIdx.x == 0) countDone(io.counters + l);
+      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE_ADD(l, 20, t0);
       TRACE(l, 6);
     }
     // o of the attention's output, once every head is merged
-    consumersWait(io.counters + l, ROWS * HKV);
+    consumersWait(count + HEADS_DONE, ROWS * HKV);
     TRACE(l, 7);
     stageInput<2>(xs, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, false, ROWS,
                   HQ * HEAD_DIM / 8, 0, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
-    rowsPhase(1, io.o, nullptr, 8);
+    rowsPhase(1, io.o, nullptr, O_DONE, 8);
     // gate/up of rms_norm(o + residual)
     TRACE(l, 10);
+    blocksDone(count + O_DONE);
     stageNormed(xs, io.o, nullptr, res, false, L.postNorm, l == LAYERS - 1 && blockIdx.x == 0 ? io.resMlp : nullptr,
                 tag, eps, partial);
-    rowsPhase(2, io.gateUp, nullptr, 11);
+    rowsPhase(2, io.gateUp, nullptr, GATE_UP_DONE, 11);
     // down of silu(gate) * up: the last layer's plain, the trunk's output
     TRACE(l, 13);
+    blocksDone(count + GATE_UP_DONE);
     stageSiluMul(xs, io.gateUp, tag);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-    rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, 14);
+    rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, DOWN_DONE, 14);
   }
 }
 )CUDA";
@@ -667,6 +689,7 @@ static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 17 * 8, "the ke
 constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
+constexpr int kPhases = 4;          // kTrunk's PHASES
 constexpr int kTraceEvents = 21;    // kTrunk's TRACE_EVENTS
 constexpr int kMaxRows = 4;         // stageInput's
 constexpr int kMinRingStages = 3;
@@ -761,11 +784,19 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
-// Entries of silu(gate) * up a consumer thread loads at once: 2, or AGENT_R1_DECODE_TRUNK_SILU_BATCH
-// (to compare the choices in bench/engine-decode.ts; more than 2 spill at the kernel's 168 registers)
+// Entries of silu(gate) * up a consumer thread loads at once: 1, or AGENT_R1_DECODE_TRUNK_SILU_BATCH
+// (to compare the choices in bench/engine-decode.ts; more than 1 spill at the kernel's 168 registers)
 std::string siluBatch() {
   static const std::string batch = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_SILU_BATCH", {"1", "2", "3", "4"});
-  return batch.empty() ? "2" : batch;
+  return batch.empty() ? "1" : batch;
+}
+
+// How a phase learns that its input has landed: "count" (the default: one thread polls a count of the
+// blocks done, then the consumers load the tagged words, polling again those still stale) or "poll"
+// (AGENT_R1_DECODE_TRUNK_HANDOFF=poll: every consumer polls its words from the start)
+std::string handoff() {
+  static const std::string how = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_HANDOFF", {"count", "poll"});
+  return how.empty() ? "count" : how;
 }
 
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
@@ -779,6 +810,7 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
         std::make_pair("XS_BYTES", layout.xsBytes)})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
+  if (handoff() == "poll") defines.push_back("HANDOFF_POLL=1");
   defines.push_back("SILU_BATCH=" + siluBatch());
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
@@ -911,7 +943,7 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   // zeroed each launch (a memset in the CUDA graph), so no launch depends on how the last one ended:
   // the counters (a multiple of 4, so the tagged words after them start on 16 bytes), then the
   // tagged words of q/k/v, o, gate/up and the MLP's output
-  const int64_t countersN = (layers + B * Hkv + 3) / 4 * 4;
+  const int64_t countersN = (layers * kPhases + B * Hkv + 3) / 4 * 4;
   at::Tensor scratch = at::zeros({countersN + B * (qkvN + H + 2 * I + H)}, x.options().dtype(at::kInt));
   int* counters = scratch.data_ptr<int>();
   int* qkvWords = counters + countersN;
