@@ -32,6 +32,7 @@ const E = {
   producerLast: 18,
   consumersLandedWait: 19,
   headCounting: 20,
+  consumersTail: 21,
 } as const;
 
 /** Each step: its name and its span in one block's events of one layer (null: the block has none). */
@@ -59,7 +60,8 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],
-  ['consumers: waited for stages to land', (e) => e[E.consumersLandedWait]],
+  ['consumers: waited for stages to land (mean over warps)', (e) => e[E.consumersLandedWait]],
+  ['consumers: idle at the matmuls\' ends (mean over warps)', (e) => e[E.consumersTail]],
   ['attention: counted a head merged (fences)', (e) => e[E.headCounting]],
 ];
 

@@ -24,6 +24,7 @@
 #   stream  bench/trunk_stream.cu (the decode trunk's weight stream alone, by variant, against the copy
 #           bandwidth), then Nsight Compute's stall reasons of its STREAM_NCU variants (default bf16-8 bf16-8-nocopy)
 #   trunkncu Nsight Compute's stall reasons and issue rates of one decode_trunk launch (4B shape, batch 1)
+#   trunksource the same launch's warp-state samples instruction by instruction (its SASS source page, CSV)
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
@@ -140,6 +141,20 @@ for job in "$@"; do
           --head-dim 128 --intermediate 9728 --batch 1 --prompt-len 512 --new-tokens 8 --repeats 1 2>&1 \
           | grep -E 'stall|issue|inst_executed|cycles|==ERR|==PROF==|Error'; } > "$OUT/trunk-ncu.log" 2>&1
       cut -c1-200 "$OUT/trunk-ncu.log" | tail -60 ;;
+    trunksource)
+      # where decode_trunk's warps stall, instruction by instruction: Nsight Compute's warp-state
+      # sampling of one launch (4B shape, batch 1), its source page (SASS, the samples of each
+      # instruction) as CSV; bench/trunk-source.py sums the samples by region of the kernel
+      ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      { head_line "ncu warp-state sampling of decode_trunk by instruction, 4B batch 1"
+        timeout 300 "$ncu" --clock-control none --launch-skip 3 --launch-count 1 --kernel-name decode_trunk \
+          --section SourceCounters --section WarpStateStats -f -o /tmp/trunk-source node "$dev/engine-decode.mjs" \
+          --layers 36 --hidden 2560 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 9728 --batch 1 \
+          --prompt-len 512 --new-tokens 8 --repeats 1 2>&1 | grep -E '==ERR|==PROF==|Error' | head -5
+        "$ncu" --import /tmp/trunk-source.ncu-rep --page source --csv --print-source sass > "$OUT/trunk-source.csv" 2>&1 \
+          || "$ncu" --import /tmp/trunk-source.ncu-rep --page source --csv > "$OUT/trunk-source.csv" 2>&1
+        wc -l "$OUT/trunk-source.csv"; head -3 "$OUT/trunk-source.csv" | cut -c1-600; } > "$OUT/trunk-source.log" 2>&1
+      gzip -f "$OUT/trunk-source.csv"; cat "$OUT/trunk-source.log" ;;
     e2e)
       if [ ! -f /tmp/m/model.safetensors ]; then
         node "$dev/make-tiny-model.mjs" --family qwen3 --out /tmp/m --tokenizer-from "$dev/qwen3-tokenizer" \

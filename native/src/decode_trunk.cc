@@ -141,9 +141,11 @@ struct TrunkIo {
 // begun (it polls the layer before's output), staged, rows done; attention entered its wait, done
 // waiting, done; o ready (every head merged), staged, rows done; gate/up staging begun, staged, rows
 // done; down staging begun, staged, rows done. 16: ns the producer waited for free stages during the
-// layer; 17, 18: its first and last copy of the layer; 19: ns the consumers' thread 0 waited for its
-// stages to land during the layer; 20: ns it spent counting a head merged (the fence and the add).
-#define TRACE_EVENTS 21
+// layer; 17, 18: its first and last copy of the layer; 19: ns a consumer warp waited for its stages
+// to land during the layer (mean over the warps); 20: ns thread 0 spent counting a head merged (the
+// fence and the add); 21: ns a consumer warp waited at the matmuls' ends for the others (mean over
+// the warps: the rows' imbalance between warps).
+#define TRACE_EVENTS 22
 #ifdef TRUNK_TRACE
 #define TRACE(l, e) \
   if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] = (long long)nowNs()
@@ -462,12 +464,15 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
                                          const uint4* xs, const char* ring, unsigned full, unsigned empty, unsigned& k,
                                          long long* landedWait) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = m.K / 8;
+#ifdef TRUNK_TRACE
+  unsigned long long waited = 0;
+#endif
   for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
     const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
-    const unsigned long long t0 = threadIdx.x == 0 ? nowNs() : 0;
+    const unsigned long long t0 = nowNs();
     mbarWait(full + 8 * slot, use & 1);
-    if (threadIdx.x == 0) *landedWait += (long long)(nowNs() - t0);
+    waited += nowNs() - t0;
 #else
     mbarWait(full + 8 * slot, use & 1);
 #endif
@@ -502,6 +507,9 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
     __syncwarp();
     if (lane == 0) mbarArrive(empty + 8 * slot);
   }
+#ifdef TRUNK_TRACE
+  if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait), waited / CONSUMERS);
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
@@ -550,7 +558,13 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       long long* landedWait = nullptr;
 #endif
       multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait);
+#ifdef TRUNK_TRACE
+      const unsigned long long finished = nowNs();
+#endif
       consumerSync();  // before xs is written again
+#ifdef TRUNK_TRACE
+      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait + 2), (nowNs() - finished) / CONSUMERS);
+#endif
 #ifndef HANDOFF_POLL
       if (done >= 0 && threadIdx.x == 0)
         asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count + done) : "memory");
@@ -567,6 +581,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #ifdef TRUNK_TRACE
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
+    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 21] = 0;
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
@@ -690,7 +705,7 @@ constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
 constexpr int kPhases = 4;          // kTrunk's PHASES
-constexpr int kTraceEvents = 21;    // kTrunk's TRACE_EVENTS
+constexpr int kTraceEvents = 22;    // kTrunk's TRACE_EVENTS
 constexpr int kMaxRows = 4;         // stageInput's
 constexpr int kMinRingStages = 3;
 // a kernel's parameters may take 32764 bytes (CUDA 12.1 on), 4 KiB before

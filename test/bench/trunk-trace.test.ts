@@ -5,7 +5,7 @@ import { formatTrunkTrace, trunkTraceSummary } from '../../bench/trunk-trace.js'
 
 /** One block's events of one layer (ns): each step `step` ns after the one before, from `start`. */
 function layer(start: number, step: number, o: { attention: boolean; producerWaited: number }): number[] {
-  const e = Array.from({ length: 21 }, () => 0);
+  const e = Array.from({ length: 22 }, () => 0);
   let t = start;
   for (let i = 0; i <= 15; i++) {
     if ((i === 4 || i === 5 || i === 6) && !o.attention) continue;
@@ -17,6 +17,7 @@ function layer(start: number, step: number, o: { attention: boolean; producerWai
   e[18] = start + 5000;
   e[19] = o.producerWaited / 2;
   e[20] = step / 4;
+  e[21] = step / 2;
   return e;
 }
 
@@ -62,8 +63,8 @@ describe('decode trunk trace summary', () => {
       maxUs: 7,
     });
     // the consumers' waits for landed stages (half the producer's here): (1 + 3) / 2 = 2.5 mean, 3.5 largest
-    assert.deepEqual(rows.get('consumers: waited for stages to land'), {
-      step: 'consumers: waited for stages to land',
+    assert.deepEqual(rows.get('consumers: waited for stages to land (mean over warps)'), {
+      step: 'consumers: waited for stages to land (mean over warps)',
       meanUs: 2.5,
       maxUs: 3.5,
     });
@@ -72,6 +73,12 @@ describe('decode trunk trace summary', () => {
       step: 'attention: counted a head merged (fences)',
       meanUs: 0.5,
       maxUs: 0.75,
+    });
+    // the warps' idle time at the matmuls' ends: half a step, 0.5 and 1.5 us: mean 1, largest 1.5
+    assert.deepEqual(rows.get("consumers: idle at the matmuls' ends (mean over warps)"), {
+      step: "consumers: idle at the matmuls' ends (mean over warps)",
+      meanUs: 1,
+      maxUs: 1.5,
     });
     assert.match(formatTrunkTrace([...rows.values()]), /\| layer \| 25.5 \| 36 \|/);
   });
