@@ -420,22 +420,10 @@ __device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
 // The producer (one thread): every ring stage of the step in the consumers' order, each once the
 // consumers are done with what the stage held before. Weights are read once a step: evicted first
 // from L2, which keeps the activations and the cache.
-// With L2_AHEAD > 0 the producer also keeps the stages up to L2_AHEAD past the one it copies next
-// asked into L2 (cp.async.bulk.prefetch.L2), so that while the consumers hold every stage (a phase's
-// staging, the attention) the memory still streams the next weights, which the copies then read
-// from L2.
-#ifndef L2_AHEAD
-#define L2_AHEAD 0
-#endif
 __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, unsigned empty, long long* trace) {
   unsigned long long policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   unsigned k = 0;
-#if L2_AHEAD > 0
-  // the next stage to prefetch: stage pk, rows pr.. of matmul pt of layer pl
-  unsigned pk = 0;
-  int pl = 0, pt = 0, pr = matmulOf(layers.l[0], 0).r0;
-#endif
   for (int l = 0; l < LAYERS; l++) {
 #ifdef TRUNK_TRACE
     long long* at = trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS;
@@ -446,21 +434,6 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
       const Matmul m = matmulOf(layers.l[l], t);
       for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
         const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
-#if L2_AHEAD > 0
-        while (pk < k + L2_AHEAD && pl < LAYERS) {
-          const Matmul p = matmulOf(layers.l[pl], pt);
-          if (pr < p.r1) {
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.w + (size_t)pr * (p.K / 8)),
-                         "r"((unsigned)(min(p.rowsPerStage, p.r1 - pr) * p.K * 2))
-                         : "memory");
-            pr += p.rowsPerStage;
-            pk++;
-          } else {
-            if (++pt == 4) pt = 0, pl++;
-            if (pl < LAYERS) pr = matmulOf(layers.l[pl], pt).r0;
-          }
-        }
-#endif
 #ifdef TRUNK_TRACE
         const unsigned long long t0 = nowNs();
 #endif
@@ -841,13 +814,6 @@ std::string handoff() {
   return how.empty() ? "count" : how;
 }
 
-// Stages the producer keeps asked into L2 past the one it copies next: 0 (none), or
-// AGENT_R1_DECODE_TRUNK_L2_AHEAD (to compare the choices in bench/engine-decode.ts)
-std::string l2Ahead() {
-  static const std::string ahead = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_L2_AHEAD", {"0", "4", "8", "12", "16", "24"});
-  return ahead.empty() ? "0" : ahead;
-}
-
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
@@ -860,7 +826,6 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
   if (handoff() == "poll") defines.push_back("HANDOFF_POLL=1");
-  defines.push_back("L2_AHEAD=" + l2Ahead());
   defines.push_back("SILU_BATCH=" + siluBatch());
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
