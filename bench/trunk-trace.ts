@@ -4,7 +4,7 @@
 // averaged over the layers after the first (which starts from the launch), in microseconds; and
 // how long the producer warp waited for free ring stages and the consumers for stages to land, which
 // say whether the consumers (the producer waits) or the memory (the consumers wait) set the pace
-// through a matmul, and how long counting a head merged (its fence) took. The matmul phases hand
+// through a matmul, and how long the warps waited for each other at a matmul's end. The phases hand
 // their outputs on as tagged words the next phase polls (decode_trunk.cc): their 'start' rows are
 // the barrier between two phases of a block, their staging rows include the wait for the others.
 // bench/engine-decode.ts prints it after a traced point.
@@ -31,8 +31,7 @@ const E = {
   producerFirst: 17,
   producerLast: 18,
   consumersLandedWait: 19,
-  headCounting: 20,
-  consumersTail: 21,
+  consumersTail: 20,
 } as const;
 
 /** Each step: its name and its span in one block's events of one layer (null: the block has none). */
@@ -55,14 +54,13 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ['gate/up: poll o\'s output, stage the normed input', (e) => e[E.guStaged] - e[E.guReady]],
   ['gate/up: rows', (e) => e[E.guDone] - e[E.guStaged]],
   ['down: start', (e) => e[E.downReady] - e[E.guDone]],
-  ['down: poll gate/up\'s output, stage silu(gate) * up', (e) => e[E.downStaged] - e[E.downReady]],
+  ['down: poll silu(gate) * up (gate/up\'s output), stage it', (e) => e[E.downStaged] - e[E.downReady]],
   ['down: rows', (e) => e[E.downDone] - e[E.downStaged]],
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],
   ['consumers: waited for stages to land (mean over warps)', (e) => e[E.consumersLandedWait]],
   ['consumers: idle at the matmuls\' ends (mean over warps)', (e) => e[E.consumersTail]],
-  ['attention: counted a head merged (fences)', (e) => e[E.headCounting]],
 ];
 
 export interface TrunkTraceRow {

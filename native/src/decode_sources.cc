@@ -16,11 +16,16 @@ __device__ __forceinline__ unsigned int normPair(unsigned int r, unsigned int g,
   return pack(round16(lo(r) * inv) * lo(g), round16(hi(r) * inv) * hi(g));
 }
 
-// bf16(bf16(silu(gate)) * up) of a pair of gate and a pair of up values
+// bf16(bf16(silu(gate)) * up) of one gate and one up value, as silu_mul rounds it
+__device__ __forceinline__ bf16 siluMul(bf16 g, bf16 u) {
+  const float x = bf(g);
+  return toBf16(round16(x / (1.f + expf(-x))) * bf(u));
+}
+
+// the same of a pair of gate and a pair of up values
 __device__ __forceinline__ unsigned int siluMulPair(unsigned int g, unsigned int u) {
-  const float g0 = lo(g), g1 = hi(g);
-  const float s0 = round16(g0 / (1.f + expf(-g0))), s1 = round16(g1 / (1.f + expf(-g1)));
-  return pack(s0 * lo(u), s1 * hi(u));
+  return (unsigned int)siluMul((bf16)(g & 0xffffu), (bf16)(u & 0xffffu)) |
+         ((unsigned int)siluMul((bf16)(g >> 16), (bf16)(u >> 16)) << 16);
 }
 
 __device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {

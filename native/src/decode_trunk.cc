@@ -81,6 +81,8 @@ const char* kTrunk = R"CUDA(
 #define QKV_N ((HQ + 2 * HKV) * HEAD_DIM)
 #define CONSUMERS 8
 #define CONSUMER_THREADS (CONSUMERS * 32)
+// a warp's rows of one gate/up stage, at most
+#define GU_OWN ((STAGE_BYTES / (2 * HIDDEN) + CONSUMERS - 1) / CONSUMERS)
 #define ATT_WARPS 4
 #define ATT_THREADS (ATT_WARPS * 32)
 // a layer's counters: heads merged, then the blocks done with o, gate/up and down (counted without
@@ -91,10 +93,6 @@ const char* kTrunk = R"CUDA(
 #define O_DONE 1
 #define GATE_UP_DONE 2
 #define DOWN_DONE 3
-// entries of silu(gate) * up a consumer thread loads at once (8 values, 4 tagged uint4 each)
-#ifndef SILU_BATCH
-#define SILU_BATCH 1
-#endif
 // a wait this long means a broken schedule (a block that never arrives): trap rather than hang
 #define SPIN_LIMIT_NS 4000000000ull
 
@@ -123,9 +121,10 @@ struct TrunkIo {
   const long long* tables;     // [ROWS, W]
   const float* invFreq;        // [HEAD_DIM / 2]
   unsigned* qkv;               // [ROWS, QKV_N], tagged
-  bf16* attn;                  // [ROWS, HQ * HEAD_DIM]
+  bf16* attn;                  // [ROWS, HQ * HEAD_DIM]: the attention's output when it takes one split
+  unsigned* attnWords;         // [ROWS, HQ * HEAD_DIM], tagged: the attention's output
   unsigned* o;                 // [ROWS, HIDDEN], tagged
-  unsigned* gateUp;            // [ROWS, 2 INTER], tagged
+  unsigned* gateUp;            // [ROWS, INTER], tagged: silu(gate) * up
   unsigned* mlp;               // [ROWS, HIDDEN], tagged: a layer's MLP output (but the last layer's)
   uint4* res;                  // [blocks, ROWS, HIDDEN]: each block's own copy of the residual stream
   float* partSums;             // [ROWS, HQ, splits, HEAD_DIM]
@@ -142,20 +141,14 @@ struct TrunkIo {
 // waiting, done; o ready (every head merged), staged, rows done; gate/up staging begun, staged, rows
 // done; down staging begun, staged, rows done. 16: ns the producer waited for free stages during the
 // layer; 17, 18: its first and last copy of the layer; 19: ns a consumer warp waited for its stages
-// to land during the layer (mean over the warps); 20: ns thread 0 spent counting a head merged (the
-// fence and the add); 21: ns a consumer warp waited at the matmuls' ends for the others (mean over
-// the warps: the rows' imbalance between warps).
-#define TRACE_EVENTS 22
+// to land during the layer (mean over the warps); 20: ns a consumer warp waited at the matmuls' ends
+// for the others (mean over the warps: the rows' imbalance between warps).
+#define TRACE_EVENTS 21
 #ifdef TRUNK_TRACE
 #define TRACE(l, e) \
   if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] = (long long)nowNs()
-#define TRACE_START(t) const unsigned long long t = threadIdx.x == 0 ? nowNs() : 0
-#define TRACE_ADD(l, e, t) \
-  if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + (l)) * TRACE_EVENTS + (e)] += (long long)(nowNs() - (t))
 #else
 #define TRACE(l, e)
-#define TRACE_START(t)
-#define TRACE_ADD(l, e, t)
 #endif
 
 __device__ __forceinline__ unsigned sharedAddress(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -221,14 +214,6 @@ __device__ __forceinline__ void spinUntil(const int* count, int target) {
 // need. __threadfence's sequentially consistent one (MEMBAR.SC.GPU) measured no faster nor slower
 // (bench/results/h200-decode-trunk.log, section 8: 1.4 us a count either way, its writes' drain).
 __device__ __forceinline__ void gpuFence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-// One thread counts its block done, after the barrier that follows the block's writes: a fence
-// (cumulative: it covers every write the barrier ordered before it, as CUTLASS's grid barrier relies
-// on), then a relaxed add, which the fence orders after those writes
-__device__ __forceinline__ void countDone(int* count) {
-  gpuFence();
-  asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
-}
 
 // barrier 1: the consumer warps; barrier 2: the attention's warps (0 is __syncthreads, all warps)
 __device__ __forceinline__ void consumerSync() { asm volatile("bar.sync 1, %0;" ::"n"(CONSUMER_THREADS) : "memory"); }
@@ -373,37 +358,36 @@ __device__ __forceinline__ void stageNormed(uint4* xs, const unsigned* words, co
   consumerSync();
 }
 
-// The consumers: xs [ROWS, INTER / 8] = silu(gate) * up of the tagged words gu [ROWS, 2 INTER] =
-// [gate | up] (stageInput's mode 1), SILU_BATCH entries a thread at once
-__device__ __forceinline__ void stageSiluMul(uint4* xs, const unsigned* gu, unsigned tag) {
-  const int chunks = INTER / 8, total = ROWS * chunks;
-  const uint4* w = reinterpret_cast<const uint4*>(gu);
-  for (int base = threadIdx.x; base < total; base += SILU_BATCH * CONSUMER_THREADS) {
-    uint4 v[4 * SILU_BATCH];
-    int at[4 * SILU_BATCH];
+// The consumers: xs [ROWS, chunks] = the tagged words [ROWS, 8 chunks] (stageInput's mode 0), two
+// entries a thread at once
+__device__ __forceinline__ void stageTagged(uint4* xs, const unsigned* words, int chunks, unsigned tag) {
+  const int total = ROWS * chunks;
+  for (int base = threadIdx.x; base < total; base += 2 * CONSUMER_THREADS) {
+    uint4 v[4];
+    int at[4];
 #pragma unroll
-    for (int j = 0; j < SILU_BATCH; j++) {
-      const int i = base + j * CONSUMER_THREADS, m = i / chunks, c = i - m * chunks;
-      const int g = i < total ? m * 4 * chunks + 2 * c : -1;  // gate's first uint4; up's 2 chunks on
-      at[4 * j] = g;
-      at[4 * j + 1] = g < 0 ? -1 : g + 1;
-      at[4 * j + 2] = g < 0 ? -1 : g + 2 * chunks;
-      at[4 * j + 3] = g < 0 ? -1 : g + 2 * chunks + 1;
+    for (int j = 0; j < 2; j++) {
+      const int i = base + j * CONSUMER_THREADS;
+      at[2 * j] = i < total ? 2 * i : -1;
+      at[2 * j + 1] = i < total ? 2 * i + 1 : -1;
     }
-    pollTagged(v, w, at, tag);
+    pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
 #pragma unroll
-    for (int j = 0; j < SILU_BATCH; j++)
-      if (at[4 * j] >= 0)
-        xs[base + j * CONSUMER_THREADS] = siluMul8(untag(v[4 * j], v[4 * j + 1]), untag(v[4 * j + 2], v[4 * j + 3]));
+    for (int j = 0; j < 2; j++)
+      if (at[2 * j] >= 0) xs[base + j * CONSUMER_THREADS] = untag(v[2 * j], v[2 * j + 1]);
   }
   consumerSync();
 }
 
 // Matmul t of a layer (0 q/k/v, 1 o, 2 gate/up, 3 down): its weight [N, K] and the rows of it this
 // block takes, rowsPerStage of them a ring stage (one copy a stage)
+// paired (gate/up): the block takes intermediate indices [r0, r1), each stage's gate rows followed by
+// a stage of the same indices' up rows (INTER rows on), both by the same warp, which then outputs
+// silu(gate) * up: the down matmul's input, staged without another pass over gate and up.
 struct Matmul {
   const uint4* w;
   int N, K, r0, r1, rowsPerStage;
+  bool paired;
 };
 
 __device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
@@ -411,8 +395,10 @@ __device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
   m.w = layer.w[t];
   m.N = t == 0 ? QKV_N : t == 2 ? 2 * INTER : HIDDEN;
   m.K = t == 1 ? HQ * HEAD_DIM : t == 3 ? INTER : HIDDEN;
-  m.r0 = (int)((long long)m.N * blockIdx.x / gridDim.x);
-  m.r1 = (int)((long long)m.N * (blockIdx.x + 1) / gridDim.x);
+  m.paired = t == 2;
+  const int n = m.paired ? INTER : m.N;
+  m.r0 = (int)((long long)n * blockIdx.x / gridDim.x);
+  m.r1 = (int)((long long)n * (blockIdx.x + 1) / gridDim.x);
   m.rowsPerStage = STAGE_BYTES / (m.K * 2);
   return m;
 }
@@ -432,7 +418,8 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
 #endif
     for (int t = 0; t < 4; t++) {
       const Matmul m = matmulOf(layers.l[l], t);
-      for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
+      for (int r = m.r0; r < m.r1; r += m.rowsPerStage)
+        for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
         const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
         const unsigned long long t0 = nowNs();
@@ -444,9 +431,9 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
         const unsigned bytes = (unsigned)(min(m.rowsPerStage, m.r1 - r) * m.K * 2);
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
                      : "memory");
-        bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)r * (m.K / 8), bytes, full + 8 * slot,
-                 policy);
-      }
+        bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)(half * INTER + r) * (m.K / 8), bytes,
+                 full + 8 * slot, policy);
+        }
     }
 #ifdef TRUNK_TRACE
     at[16] = (long long)waited;
@@ -467,7 +454,9 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
 #ifdef TRUNK_TRACE
   unsigned long long waited = 0;
 #endif
-  for (int r = m.r0; r < m.r1; r += m.rowsPerStage, k++) {
+  bf16 gate[GU_OWN][ROWS];  // lane 0's: the gate values of its rows of a paired stage
+  for (int r = m.r0; r < m.r1; r += m.rowsPerStage)
+    for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
     const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
     const unsigned long long t0 = nowNs();
@@ -492,12 +481,16 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
 #pragma unroll
       for (int j = 0; j < ROWS; j++) acc[j] = warpSum(acc[j]);
       if (lane == 0) {
-        const int n = r + i;
+        const int n = half * INTER + r + i;  // the weight row
         const float b = bias ? bf(bias[n]) : 0.f;
 #pragma unroll
         for (int j = 0; j < ROWS; j++) {
           const bf16 v = toBf16(acc[j] + b);
-          if (plain)
+          if (m.paired && half == 0)
+            gate[i / CONSUMERS][j] = v;
+          else if (m.paired)
+            putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[i / CONSUMERS][j], v), tag);
+          else if (plain)
             plain[(size_t)j * m.N + n] = v;
           else
             putTagged(tagged + (size_t)j * m.N + n, v, tag);
@@ -506,7 +499,7 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
     }
     __syncwarp();
     if (lane == 0) mbarArrive(empty + 8 * slot);
-  }
+    }
 #ifdef TRUNK_TRACE
   if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait), waited / CONSUMERS);
 #endif
@@ -563,7 +556,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
       consumerSync();  // before xs is written again
 #ifdef TRUNK_TRACE
-      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait + 2), (nowNs() - finished) / CONSUMERS);
+      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait + 1), (nowNs() - finished) / CONSUMERS);
 #endif
 #ifndef HANDOFF_POLL
       if (done >= 0 && threadIdx.x == 0)
@@ -581,7 +574,6 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #ifdef TRUNK_TRACE
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
-    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 21] = 0;
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
@@ -632,24 +624,29 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         }
         attentionSync();
         if (!lastSplit) continue;
-        for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += ATT_THREADS) {
-          const int g = e / HEAD_DIM, d = e % HEAD_DIM;
-          const size_t qh = (size_t)b * HQ + h * GROUP + g;
-          io.attn[qh * HEAD_DIM + d] = toBf16(mergeSplit(io.partStats + 2 * qh * splits,
-                                                         io.partSums + qh * splits * HEAD_DIM, splits, d));
-        }
-        attentionSync();
       }
-      TRACE_START(t0);
-      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
-      TRACE_ADD(l, 20, t0);
+      // the heads' outputs as tagged words: merged from the splits, or as attendPart wrote them (plain,
+      // read back by the threads of the block that wrote them)
+      for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += ATT_THREADS) {
+        const int g = e / HEAD_DIM, d = e % HEAD_DIM;
+        const size_t qh = (size_t)b * HQ + h * GROUP + g;
+        const bf16 v = splits > 1 ? toBf16(mergeSplit(io.partStats + 2 * qh * splits, io.partSums + qh * splits * HEAD_DIM,
+                                                      splits, d))
+                                  : io.attn[qh * HEAD_DIM + d];
+        putTagged(io.attnWords + qh * HEAD_DIM + d, v, tag);
+      }
+#ifndef HANDOFF_POLL
+      attentionSync();
+      if (threadIdx.x == 0) asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count + HEADS_DONE) : "memory");
+#endif
       TRACE(l, 6);
     }
     // o of the attention's output, once every head is merged
+#ifndef HANDOFF_POLL
     consumersWait(count + HEADS_DONE, ROWS * HKV);
+#endif
     TRACE(l, 7);
-    stageInput<2>(xs, reinterpret_cast<const uint4*>(io.attn), nullptr, nullptr, nullptr, false, ROWS,
-                  HQ * HEAD_DIM / 8, 0, eps, threadIdx.x, CONSUMER_THREADS, partial, sync);
+    stageTagged(xs, io.attnWords, HQ * HEAD_DIM / 8, tag);
     rowsPhase(1, io.o, nullptr, O_DONE, 8);
     // gate/up of rms_norm(o + residual)
     TRACE(l, 10);
@@ -660,7 +657,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     // down of silu(gate) * up: the last layer's plain, the trunk's output
     TRACE(l, 13);
     blocksDone(count + GATE_UP_DONE);
-    stageSiluMul(xs, io.gateUp, tag);
+    stageTagged(xs, io.gateUp, INTER / 8, tag);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
     rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, DOWN_DONE, 14);
   }
@@ -688,6 +685,7 @@ struct TrunkIo {
   const void* invFreq;
   void* qkv;
   void* attn;
+  void* attnWords;
   void* o;
   void* gateUp;
   void* mlp;
@@ -699,13 +697,13 @@ struct TrunkIo {
   void* counters;
   void* trace;
 };
-static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 17 * 8, "the kernel's structs are all pointers");
+static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 18 * 8, "the kernel's structs are all pointers");
 
 constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
 constexpr int kPhases = 4;          // kTrunk's PHASES
-constexpr int kTraceEvents = 22;    // kTrunk's TRACE_EVENTS
+constexpr int kTraceEvents = 21;    // kTrunk's TRACE_EVENTS
 constexpr int kMaxRows = 4;         // stageInput's
 constexpr int kMinRingStages = 3;
 // a kernel's parameters may take 32764 bytes (CUDA 12.1 on), 4 KiB before
@@ -799,13 +797,6 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
-// Entries of silu(gate) * up a consumer thread loads at once: 1, or AGENT_R1_DECODE_TRUNK_SILU_BATCH
-// (to compare the choices in bench/engine-decode.ts; more than 1 spill at the kernel's 168 registers)
-std::string siluBatch() {
-  static const std::string batch = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_SILU_BATCH", {"1", "2", "3", "4"});
-  return batch.empty() ? "1" : batch;
-}
-
 // How a phase learns that its input has landed: "count" (the default: one thread polls a count of the
 // blocks done, then the consumers load the tagged words, polling again those still stale) or "poll"
 // (AGENT_R1_DECODE_TRUNK_HANDOFF=poll: every consumer polls its words from the start)
@@ -826,7 +817,6 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
   if (handoff() == "poll") defines.push_back("HANDOFF_POLL=1");
-  defines.push_back("SILU_BATCH=" + siluBatch());
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
@@ -959,14 +949,15 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   // the counters (a multiple of 4, so the tagged words after them start on 16 bytes), then the
   // tagged words of q/k/v, o, gate/up and the MLP's output
   const int64_t countersN = (layers * kPhases + B * Hkv + 3) / 4 * 4;
-  at::Tensor scratch = at::zeros({countersN + B * (qkvN + H + 2 * I + H)}, x.options().dtype(at::kInt));
+  at::Tensor scratch = at::zeros({countersN + B * (qkvN + Hq * D + H + I + H)}, x.options().dtype(at::kInt));
   int* counters = scratch.data_ptr<int>();
   int* qkvWords = counters + countersN;
-  int* oWords = qkvWords + B * qkvN;
+  int* attnWords = qkvWords + B * qkvN;
+  int* oWords = attnWords + B * Hq * D;
   int* gateUpWords = oWords + B * H;
-  int* mlpWords = gateUpWords + B * 2 * I;
+  int* mlpWords = gateUpWords + B * I;
   TrunkIo io{x.data_ptr(), positions.data_ptr(), slots.data_ptr(), tables.data_ptr(), invFreq.data_ptr(),
-             qkvWords,     attn.data_ptr(),      oWords,           gateUpWords,        mlpWords,
+             qkvWords,     attn.data_ptr(),      attnWords,        oWords,           gateUpWords,        mlpWords,
              res.data_ptr(), partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(), resMlp.data_ptr(),
              counters,     tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
   void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale)};
