@@ -79,9 +79,6 @@ namespace {
 // attention's rings and merge), then the query heads.
 const char* kTrunk = R"CUDA(
 #define QKV_N ((HQ + 2 * HKV) * HEAD_DIM)
-#ifndef KV_EARLY
-#define KV_EARLY 0
-#endif
 #define CONSUMERS 8
 #define CONSUMER_THREADS (CONSUMERS * 32)
 // a warp's rows of one gate/up stage, at most
@@ -514,8 +511,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   extern __shared__ __align__(128) char smem[];
   char* ring = smem;
   uint4* xs = reinterpret_cast<uint4*>(smem + (size_t)RING_STAGES * STAGE_BYTES);
-  // the attention's: between matmuls, or beside their input with KV_EARLY
-  float* attShared = reinterpret_cast<float*>(smem + (size_t)RING_STAGES * STAGE_BYTES + ATT_OFFSET);
+  float* attShared = reinterpret_cast<float*>(xs);  // the attention's, between matmuls
   bf16* qs = reinterpret_cast<bf16*>(smem + (size_t)RING_STAGES * STAGE_BYTES + XS_BYTES);
   unsigned long long* bars =
       reinterpret_cast<unsigned long long*>(smem + (size_t)RING_STAGES * STAGE_BYTES + XS_BYTES + GROUP * HEAD_DIM * 2);
@@ -579,15 +575,6 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
 #endif
-#if KV_EARLY
-    // the block's attention item (one at most): its older tokens' keys and values, copied while the
-    // q/k/v matmul runs (they were written by earlier steps)
-    if (blockIdx.x < ROWS * HKV * splits && warp < ATT_WARPS) {
-      const int split = blockIdx.x % splits, head = blockIdx.x / splits;
-      attendPart<1>(qs, L.kc, L.vc, io.tables, io.positions, W, head / HKV, head % HKV, HKV, scale, split, splits,
-                    io.attn, io.partSums, io.partStats, attShared, threadIdx.x, ATT_THREADS, [](bool) {}, [] {});
-    }
-#endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
     if (l > 0) blocksDone(count - PHASES + DOWN_DONE);
@@ -620,9 +607,8 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         attentionSync();
         TRACE(l, 5);
       };
-      attendPart<KV_EARLY ? 2 : 0>(qs, L.kc, L.vc, io.tables, io.positions, W, b, h, HKV, scale, split, splits,
-                                   io.attn, io.partSums, io.partStats, attShared, threadIdx.x, ATT_THREADS, ready,
-                                   [] { attentionSync(); });
+      attendPart(qs, L.kc, L.vc, io.tables, io.positions, W, b, h, HKV, scale, split, splits, io.attn, io.partSums,
+                 io.partStats, attShared, threadIdx.x, ATT_THREADS, ready, [] { attentionSync(); });
       attentionSync();
       if (splits > 1) {
         // the head's last split to arrive merges them (and sets the arrivals back to 0 for the next
@@ -732,20 +718,9 @@ struct Shape {
 // merge, then the query heads, then the ring's barriers (2 a stage).
 struct Layout {
   int stageBytes = 0, ringStages = 0, xsBytes = 0, sharedBytes = 0;
-  bool kvEarly = false;  // kTrunk's KV_EARLY
-  int attOffset = 0;     // the attention's memory from the staged input's (kTrunk's ATT_OFFSET)
 };
 
 int roundUp(int n, int to) { return (n + to - 1) / to * to; }
-
-// AGENT_R1_DECODE_TRUNK_KV_EARLY=1: each block copies its attention item's older keys and values
-// (kEarlyStages - 1 steps of its warps' rings) before the layer's q/k/v matmul rather than after it,
-// into memory of their own beside the staged input (to compare in bench/engine-decode.ts)
-constexpr int kEarlyStages = 3;
-bool kvEarly() {
-  static const bool on = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_KV_EARLY", {"0", "1"}) == "1";
-  return on;
-}
 
 // The ring takes what shared memory is left
 Layout layoutFor(const Shape& s, int device) {
@@ -753,13 +728,9 @@ Layout layoutFor(const Shape& s, int device) {
   const int longest = std::max({s.hidden, s.heads * s.headDim, s.inter}) * 2;
   // a stage holds the longest row, and at least 16 KiB (several short rows: one copy for them)
   out.stageBytes = roundUp(std::max(longest, kMinStageBytes), 128);
-  // the attention's keys and values copied a phase early take a ring of their own (a block holds one
-  // attention item at most: rows x KV heads <= blocks)
-  out.kvEarly = kvEarly() && s.rows * s.kvHeads <= nvrtc::smCount(device);
-  const int attention = static_cast<int>(
-      paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps, out.kvEarly ? kEarlyStages : 0));
-  out.attOffset = out.kvEarly ? roundUp(s.rows * longest, 128) : 0;
-  out.xsBytes = out.kvEarly ? out.attOffset + roundUp(attention, 128) : roundUp(std::max(s.rows * longest, attention), 128);
+  const int attention =
+      static_cast<int>(paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps));
+  out.xsBytes = roundUp(std::max(s.rows * longest, attention), 128);
   const int queries = s.group() * s.headDim * 2;
   // the kernel's static shared memory (partial sums of squares, flags) and the runtime's reserve
   const int fixed = out.xsBytes + queries + 1024;
@@ -837,17 +808,15 @@ std::string handoff() {
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
-  std::vector<std::string> defines =
-      paged_attention::defines(s.headDim, s.group(), s.blockSize, layout.kvEarly ? kEarlyStages : 0);
+  std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize);
   for (const auto& [name, value] :
        {std::make_pair("HIDDEN", s.hidden), std::make_pair("HQ", s.heads), std::make_pair("HKV", s.kvHeads),
         std::make_pair("INTER", s.inter), std::make_pair("LAYERS", s.layers), std::make_pair("ROWS", s.rows),
         std::make_pair("RING_STAGES", layout.ringStages), std::make_pair("STAGE_BYTES", layout.stageBytes),
-        std::make_pair("XS_BYTES", layout.xsBytes), std::make_pair("ATT_OFFSET", layout.attOffset)})
+        std::make_pair("XS_BYTES", layout.xsBytes)})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
   if (handoff() == "poll") defines.push_back("HANDOFF_POLL=1");
-  if (layout.kvEarly) defines.push_back("KV_EARLY=1");
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;

@@ -168,9 +168,8 @@ __device__ __forceinline__ float reduceScatter(float (&d)[GPAD], int sub) {
 // paged_decode_attention kernel's depWait, the decode trunk's wait for its q/k/v matmul (nvrtc.h,
 // decode_trunk.cc). Before it, only the older tokens' rows are copied (the positions and the block
 // table are the step's inputs): the first STAGES - 1 steps' copies overlap what comes before, and
-// the newest row is copied after it. PART 1 issues those copies alone and returns, PART 2 does the
-// rest (the decode trunk issues them a phase earlier, before its q/k/v matmul); 0 does both.
-template <int PART = 0, typename Ready, typename Sync>
+// the newest row is copied after it.
+template <typename Ready, typename Sync>
 __device__ __forceinline__ void attendPart(const bf16* q, const bf16* kc, const bf16* vc, const long long* tables,
                                            const long long* positions, int W, int b, int h, int Hkv, float scale,
                                            int split, int splits, bf16* out, float* partSums, float* partStats,
@@ -213,11 +212,8 @@ __device__ __forceinline__ void attendPart(const bf16* q, const bf16* kc, const 
     asm volatile("cp.async.commit_group;" ::: "memory");
   };
   const int newest = seqLen - 1;
-  if (PART != 2) {
 #pragma unroll
-    for (int i = 0; i < STAGES - 1; i++) issue(i, newest);
-  }
-  if (PART == 1) return;
+  for (int i = 0; i < STAGES - 1; i++) issue(i, newest);
   ready(newest >= first && newest < len);
   // the newest token's row, where one of those steps holds it (in this lane's half-warp): once the
   // zeros copied in its place have landed, a plain copy (each lane reads back only what it wrote)
@@ -479,14 +475,14 @@ int maxThreads(int headDim, int group) { return group * headDim > 512 ? 256 : 51
 
 }  // namespace
 
-std::vector<std::string> paged_attention::defines(int headDim, int group, int blockSize, int ringStages) {
+std::vector<std::string> paged_attention::defines(int headDim, int group, int blockSize) {
   return {"HEAD_DIM=" + std::to_string(headDim), "GROUP=" + std::to_string(group),
-          "BLOCK_SIZE=" + std::to_string(blockSize), "STAGES=" + std::to_string(ringStages ? ringStages : stages()),
+          "BLOCK_SIZE=" + std::to_string(blockSize), "STAGES=" + std::to_string(stages()),
           "UNROLL=" + std::to_string(kUnroll)};
 }
 
-size_t paged_attention::sharedBytes(int headDim, int group, int warps, int ringStages) {
-  const size_t rings = static_cast<size_t>(warps) * (ringStages ? ringStages : stages()) * ringStepBytes(headDim);
+size_t paged_attention::sharedBytes(int headDim, int group, int warps) {
+  const size_t rings = static_cast<size_t>(warps) * stages() * ringStepBytes(headDim);
   return std::max(rings, static_cast<size_t>(2 * warps * group * (headDim + 2)) * sizeof(float));
 }
 

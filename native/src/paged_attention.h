@@ -10,12 +10,12 @@ namespace agent_r1 {
 namespace paged_attention {
 
 // The -D defines decode_sources::kPagedAttention compiles with: HEAD_DIM, GROUP, BLOCK_SIZE and its
-// ring's STAGES (`stages`, or the kernel's own choice when 0) and UNROLL.
-std::vector<std::string> defines(int headDim, int group, int blockSize, int stages = 0);
+// ring's STAGES and UNROLL.
+std::vector<std::string> defines(int headDim, int group, int blockSize);
 
-// The shared memory attendPart takes with `warps` warps (and `stages`, as defines): the larger of
-// their rings and the merge of their half-warps' partial sums, which reuses the rings' memory.
-size_t sharedBytes(int headDim, int group, int warps, int stages = 0);
+// The shared memory attendPart takes with `warps` warps: the larger of their rings and the merge
+// of their half-warps' partial sums, which reuses the rings' memory.
+size_t sharedBytes(int headDim, int group, int warps);
 
 }  // namespace paged_attention
 }  // namespace agent_r1
