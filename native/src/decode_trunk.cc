@@ -14,32 +14,38 @@
 // memory (stageInput: the norm before q/k/v and gate/up, silu(gate) * up before down, as gemv_rows
 // stages it), with gemv_rows' arithmetic in gemv_rows' order, so a matmul's outputs are gemv_rows'
 // bits and the trunk's step is the layered kernels' step, bit for bit (test/engine/cuda.test.ts).
-// The phases of a layer hand their outputs on through global memory, counted in `counters` (one per
-// layer and phase, zeroed before each launch):
-//   q/k/v   block b takes rows [N b / G, N (b + 1) / G) of the stacked projection (G blocks); each
-//           block counts itself done;
-//   attn    once every q/k/v row is written, (sequence, KV head, split) items over the blocks:
-//           attendPart (paged_attention.cc), whose wait for the q/k/v matmul also norms and rotates
-//           its query heads and, in the split that holds the newest token, writes that token's key
-//           and value to the cache; the last split of a head to arrive merges the splits; each
-//           head merged counts;
-//   o, gate/up, down   rows as q/k/v, each after the phase before is complete.
-// A block waits for a count with one thread spinning on an acquiring load, the others at a barrier;
-// counts are added after the block's writes and an acquire-release fence. Every block must be resident
-// at once (it waits for the others): the grid is one block per SM, each holding nearly all of an
-// SM's shared memory, so no second block fits beside it.
+// The phases of a layer hand their outputs on through global memory as tagged words (putTagged: the
+// bf16 value and the layer's tag in one 32-bit store), each phase's blocks counted in `counters`
+// (one per layer and phase, zeroed before each launch, as are the words):
+//   q/k/v   block b takes rows [N b / G, N (b + 1) / G) of the stacked projection (G blocks);
+//   attn    (sequence, KV head, split) items over the blocks: attendPart (paged_attention.cc), whose
+//           wait polls the item's q/k/v words, norms and rotates its query heads and, in the split
+//           that holds the newest token, writes that token's key and value to the cache; the last
+//           split of a head to arrive merges the splits (their arrivals fenced: the partial sums are
+//           plain floats) and writes the head's words; each head merged counts;
+//   o, down rows as q/k/v, each once the phase before is complete;
+//   gate/up block b takes intermediate indices [I b / G, I (b + 1) / G), each of its warps the gate
+//           and the up row of an index, and writes silu(gate) * up, down's input.
+// A block waits for a count with one thread spinning on an acquiring load, the others at a barrier,
+// then loads the words, polling again any whose tag is stale: the counts go out without a fence
+// (countDone), which saves each phase the 1.4 us its writes took to drain under the weight stream.
+// Every block must be resident at once (it waits for the others): the grid is one block per SM, each
+// holding nearly all of an SM's shared memory, so no second block fits beside it.
 //
-// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 352
-// tokens/s (67-69% of the roofline over four calls) against 326 layered, 74 us a layer. Its trace
-// (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts) says what holds it there. The producer waits
-// for free stages 63 of those 74 us while the consumers wait for stages to land only 5: the
-// consumers set the pace. They take some 2,800 cycles a 5 KiB row a warp where their instructions
-// (some 30 for 16 bytes of weights, four chunks in flight) account for about 500. The stream alone
-// (bench/trunk_stream.cu, the log's section 10) puts that on their instructions' latency, which 2
-// warps an SM sub-partition cannot hide; what it suggested for the trunk ran and did not beat 352-365
-// tokens/s: tensor-core rows (2 MMAs a 512-byte tile), waits by only the warps with a row in a stage.
-// Counting a block done costs 1.4 us a phase (its writes' drain before the add), 7 a layer; the
-// attention 10 us between the q/k/v and o matmuls. Also tried and left off (the log says each):
+// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 368
+// tokens/s (70-71% of the roofline) against 352 with fenced counts and plain outputs, 326 layered;
+// 68 us a layer traced. Its trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11)
+// says where the rest goes: the weights take 47 us a layer at the copy bandwidth, and the memory
+// idles through the phases' hand-offs (each phase's staging 3.5-4 us, the attention 10 us between
+// the q/k/v and o matmuls) because the ring is full of copies in flight when a hand-off begins, so
+// it covers almost none of it: a step is the weights' time plus the hand-offs'. Faster consumers
+// therefore gain little (they wait for stages to land 7 us a layer already), nor does streaming the
+// next weights into L2 through the hand-offs (its reads slow the hand-offs' own: 291-339 tokens/s),
+// nor copying the attention's older keys and values a phase early (370, within noise: the merge, not
+// the loads, sets the attention's time). Polling every word with no count saturated L2 (327-353).
+// Before the tags (sections 9-10): the consumers' instruction latency looked like the limit; what it
+// suggested ran and did not beat 352-365 tokens/s: tensor-core rows (2 MMAs a 512-byte tile), waits
+// by only the warps with a row in a stage. Also tried and left off (the log says each):
 // fewer copies in flight (2 to 8 stages), a producer that sleeps between polls, splits of 32 tokens,
 // __threadfence's fence, a release add: all within 2%; a warp a stage (each warp all of a stage's
 // rows): faulted at the 4B shape, as a warp that skips stages may wait for a slot's next use before
@@ -85,9 +91,7 @@ const char* kTrunk = R"CUDA(
 #define GU_OWN ((STAGE_BYTES / (2 * HIDDEN) + CONSUMERS - 1) / CONSUMERS)
 #define ATT_WARPS 4
 #define ATT_THREADS (ATT_WARPS * 32)
-// a layer's counters: heads merged, then the blocks done with o, gate/up and down (counted without
-// a fence: the tags say whether a word has landed; HANDOFF_POLL leaves the counts out, and the
-// phase after polls the words alone)
+// a layer's counters: the heads merged, then the blocks done with o, gate/up and down
 #define PHASES 4
 #define HEADS_DONE 0
 #define O_DONE 1
@@ -225,15 +229,21 @@ __device__ __forceinline__ void consumersWait(const int* count, int target) {
   consumerSync();
 }
 
+// One thread counts its block done with a phase whose outputs went out as tagged words: without a
+// fence (which would wait for the block's writes to drain, 1.4 us a count under the weight stream,
+// bench/results/h200-decode-trunk.log section 8), as the count only says when to start loading the
+// words; a word that has not landed yet carries a stale tag and is loaded again (pollTagged).
+__device__ __forceinline__ void countDone(int* count) {
+  asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count) : "memory");
+}
+
 // The hand-off between phases. A matmul's output value goes out as one 32-bit word, the bf16 value
-// and the layer's tag, so a block that reads the word with the tag has the value: the phase after
-// polls the words it needs until they carry the tag, and no block counts itself done (a fence that
-// waits for the block's writes to drain, an add, a poll of the count, then the loads: some 4 us a
-// phase under the weight stream, bench/results/h200-decode-trunk.log section 11). The buffers are
+// and the layer's tag (layer + 1), so a block that reads the word with the tag has the value, with no
+// fence between the writes and the count that says when to read them (countDone). The buffers are
 // zeroed before each launch and each layer's tag differs from the one before, so a stale word never
-// passes for a fresh one. Each block still ends a phase's reads before it writes the phase after's
-// outputs into a buffer they share: a block writes layer l + 1's words of a phase only after every
-// block wrote words that the phase after that one's reads of layer l came before.
+// passes for a fresh one. Each block still ends a phase's reads before any block writes that phase's
+// words of the next layer into the buffer they share: those writes wait, through the counts and
+// words of the phases between, for every block to be past the reads.
 __device__ __forceinline__ void putTagged(unsigned* p, bf16 v, unsigned tag) {
   asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"((unsigned)v | (tag << 16)) : "memory");
 }
@@ -558,18 +568,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #ifdef TRUNK_TRACE
       if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait + 1), (nowNs() - finished) / CONSUMERS);
 #endif
-#ifndef HANDOFF_POLL
-      if (done >= 0 && threadIdx.x == 0)
-        asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count + done) : "memory");
-#endif
+      if (done >= 0 && threadIdx.x == 0) countDone(count + done);
       TRACE(l, e + 1);
     };
     // until every block counted itself done with phase `done` (of this layer, or the one before)
-    const auto blocksDone = [&](const int* done) {
-#ifndef HANDOFF_POLL
-      consumersWait(done, G);
-#endif
-    };
+    const auto blocksDone = [&](const int* done) { consumersWait(done, G); };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
@@ -635,16 +638,12 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
                                   : io.attn[qh * HEAD_DIM + d];
         putTagged(io.attnWords + qh * HEAD_DIM + d, v, tag);
       }
-#ifndef HANDOFF_POLL
       attentionSync();
-      if (threadIdx.x == 0) asm volatile("red.relaxed.gpu.global.add.s32 [%0], 1;" ::"l"(count + HEADS_DONE) : "memory");
-#endif
+      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE(l, 6);
     }
     // o of the attention's output, once every head is merged
-#ifndef HANDOFF_POLL
     consumersWait(count + HEADS_DONE, ROWS * HKV);
-#endif
     TRACE(l, 7);
     stageTagged(xs, io.attnWords, HQ * HEAD_DIM / 8, tag);
     rowsPhase(1, io.o, nullptr, O_DONE, 8);
@@ -797,14 +796,6 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
-// How a phase learns that its input has landed: "count" (the default: one thread polls a count of the
-// blocks done, then the consumers load the tagged words, polling again those still stale) or "poll"
-// (AGENT_R1_DECODE_TRUNK_HANDOFF=poll: every consumer polls its words from the start)
-std::string handoff() {
-  static const std::string how = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_HANDOFF", {"count", "poll"});
-  return how.empty() ? "count" : how;
-}
-
 void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
@@ -816,7 +807,6 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
         std::make_pair("XS_BYTES", layout.xsBytes)})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
-  if (handoff() == "poll") defines.push_back("HANDOFF_POLL=1");
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
