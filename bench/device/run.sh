@@ -144,7 +144,7 @@ for job in "$@"; do
     trunksource)
       # where decode_trunk's warps stall, instruction by instruction: Nsight Compute's warp-state
       # sampling of one launch (4B shape, batch 1), its source page (SASS, the samples of each
-      # instruction) as CSV; bench/trunk-source.py sums the samples by region of the kernel
+      # instruction by stall reason) as CSV (bench/results/h200-decode-trunk.log, section 11)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       { head_line "ncu warp-state sampling of decode_trunk by instruction, 4B batch 1"
         timeout 300 "$ncu" --clock-control none --launch-skip 3 --launch-count 1 --kernel-name decode_trunk \
