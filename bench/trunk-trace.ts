@@ -37,7 +37,7 @@ const E = {
 /** Each step: its name and its span in one block's events of one layer (null: the block has none). */
 const STEPS: [string, (e: number[]) => number | null][] = [
   ['q/k/v: start', (e) => e[E.qkvReady] - e[E.layer]],
-  ['q/k/v: poll the layer before\'s output, stage the normed input', (e) => e[E.qkvStaged] - e[E.qkvReady]],
+  ["q/k/v: poll the layer before's output, stage the normed input", (e) => e[E.qkvStaged] - e[E.qkvReady]],
   ['q/k/v: rows', (e) => e[E.qkvDone] - e[E.qkvStaged]],
   [
     'attention: wait for q/k/v, rope (blocks with an item)',
@@ -51,16 +51,16 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ['o: stage', (e) => e[E.oStaged] - e[E.oReady]],
   ['o: rows', (e) => e[E.oDone] - e[E.oStaged]],
   ['gate/up: start', (e) => e[E.guReady] - e[E.oDone]],
-  ['gate/up: poll o\'s output, stage the normed input', (e) => e[E.guStaged] - e[E.guReady]],
+  ["gate/up: poll o's output, stage the normed input", (e) => e[E.guStaged] - e[E.guReady]],
   ['gate/up: rows', (e) => e[E.guDone] - e[E.guStaged]],
   ['down: start', (e) => e[E.downReady] - e[E.guDone]],
-  ['down: poll silu(gate) * up (gate/up\'s output), stage it', (e) => e[E.downStaged] - e[E.downReady]],
+  ["down: poll silu(gate) * up (gate/up's output), stage it", (e) => e[E.downStaged] - e[E.downReady]],
   ['down: rows', (e) => e[E.downDone] - e[E.downStaged]],
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],
   ['consumers: waited for stages to land (mean over warps)', (e) => e[E.consumersLandedWait]],
-  ['consumers: idle at the matmuls\' ends (mean over warps)', (e) => e[E.consumersTail]],
+  ["consumers: idle at the matmuls' ends (mean over warps)", (e) => e[E.consumersTail]],
 ];
 
 export interface TrunkTraceRow {
