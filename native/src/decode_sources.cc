@@ -42,6 +42,43 @@ __device__ __forceinline__ float squares8(const uint4& a) {
          hi(a.z) * hi(a.z) + lo(a.w) * lo(a.w) + hi(a.w) * hi(a.w);
 }
 
+__device__ __forceinline__ uint4 addPairs(const uint4& a, const uint4& b) {
+  return make_uint4(addPair(a.x, b.x), addPair(a.y, b.y), addPair(a.z, b.z), addPair(a.w, b.w));
+}
+
+// the norm's scale s and weight g applied to 8 values
+__device__ __forceinline__ uint4 normPairs(const uint4& r, const uint4& g, float s) {
+  return make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
+}
+
+// ss[m] += the squares of 8 values of row m (m < 4)
+__device__ __forceinline__ void addSquares(float (&ss)[4], const uint4& v, int m) {
+  const float sq = squares8(v);
+#pragma unroll
+  for (int q = 0; q < 4; q++)
+    if (q == m) ss[q] += sq;
+}
+
+// An rms norm's 1 / rms of each of 4 rows of n values, from each thread's sums of squares ss of the
+// entries it took: each warp's sum, then the warps' in order through shared partial [4][8]; `sync`
+// a barrier of the threads (whole warps, `warps` of them)
+template <typename Sync>
+__device__ __forceinline__ void rmsInverses(const float (&ss)[4], float (&inv)[4], float (*partial)[8], int tid,
+                                            int warps, int n, float eps, Sync sync) {
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    const float v = warpSum(ss[j]);
+    if ((tid & 31) == 0) partial[j][tid >> 5] = v;
+  }
+  sync();
+#pragma unroll
+  for (int j = 0; j < 4; j++) {
+    float t = 0.f;
+    for (int w = 0; w < warps; w++) t += partial[j][w];
+    inv[j] = rsqrtf(t / (float)n + eps);
+  }
+}
+
 // A matmul's input f(x) [M, K] (M <= 4) staged into shared xs [M, chunks] (chunks = K / 8, 8 bf16
 // values a uint4) by threads tid of [0, threads) (at most 8 warps), which `sync` (a barrier of those
 // threads) orders; it returns after one, xs written. f by `mode`:
@@ -58,7 +95,7 @@ template <int BATCH, typename Sync>
 __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint4* residual, const uint4* normW,
                                            uint4* resOut, bool writeRes, int M, int chunks, int mode, float eps,
                                            int tid, int threads, float (*partial)[8], Sync sync) {
-  const int lane = tid & 31, warp = tid >> 5, warps = threads >> 5, total = M * chunks;
+  const int warps = threads >> 5, total = M * chunks;
   if (mode == 1) {
     for (int base = tid; base < total; base += BATCH * threads) {
       uint4 g[BATCH], u[BATCH];
@@ -92,30 +129,15 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
         if (i >= total) continue;
         uint4 v = r[j];
         if (residual) {
-          v = make_uint4(addPair(v.x, b[j].x), addPair(v.y, b[j].y), addPair(v.z, b[j].z), addPair(v.w, b[j].w));
+          v = addPairs(v, b[j]);
           if (writeRes) resOut[i] = v;
         }
         xs[i] = v;
-        const float sq = squares8(v);
-        const int m = i / chunks;
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-          if (q == m) ss[q] += sq;
+        addSquares(ss, v, i / chunks);
       }
     }
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      const float v = warpSum(ss[j]);
-      if (lane == 0) partial[j][warp] = v;
-    }
-    sync();
     float inv[4];
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-      float t = 0.f;
-      for (int w = 0; w < warps; w++) t += partial[j][w];
-      inv[j] = rsqrtf(t / (float)(chunks * 8) + eps);
-    }
+    rmsInverses(ss, inv, partial, tid, warps, chunks * 8, eps, sync);
     // each thread rewrites the entries it staged
     for (int base = tid; base < total; base += BATCH * threads) {
       uint4 g[BATCH];
@@ -128,10 +150,7 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
       for (int j = 0; j < BATCH; j++) {
         const int i = base + j * threads, m = i / chunks;
         if (i >= total) continue;
-        const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
-        const uint4 r = xs[i];
-        xs[i] = make_uint4(normPair(r.x, g[j].x, s), normPair(r.y, g[j].y, s), normPair(r.z, g[j].z, s),
-                           normPair(r.w, g[j].w, s));
+        xs[i] = normPairs(xs[i], g[j], m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3]);
       }
     }
   } else {

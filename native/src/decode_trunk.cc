@@ -11,7 +11,7 @@
 // (cp.async.bulk), whatever the consumers are doing: weights are never written during a step, so
 // the copies of the next matmul's rows run during the attention and while blocks wait for each
 // other. Eight consumer warps multiply each row that lands by the matmul's input, staged in shared
-// memory (stageInput: the norm before q/k/v and gate/up, silu(gate) * up before down, as gemv_rows
+// memory (the norm before q/k/v and gate/up, silu(gate) * up before down, as gemv_rows' stageInput
 // stages it), with gemv_rows' arithmetic in gemv_rows' order, so a matmul's outputs are gemv_rows'
 // bits and the trunk's step is the layered kernels' step, bit for bit (test/engine/cuda.test.ts).
 // The phases of a layer hand their outputs on through global memory as tagged words (putTagged: the
@@ -312,7 +312,7 @@ __device__ __forceinline__ void fetchHead(const unsigned* src, bf16* dst, unsign
 __device__ __forceinline__ void stageNormed(uint4* xs, const unsigned* words, const uint4* plain, uint4* res,
                                             bool first, const uint4* normW, uint4* resOut, unsigned tag, float eps,
                                             float (*partial)[8]) {
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, chunks = HIDDEN / 8, total = ROWS * chunks;
+  const int tid = threadIdx.x, chunks = HIDDEN / 8, total = ROWS * chunks;
   float ss[4] = {0.f, 0.f, 0.f, 0.f};
   for (int base = tid; base < total; base += 2 * CONSUMER_THREADS) {
     uint4 v[4], r[2];
@@ -335,35 +335,18 @@ __device__ __forceinline__ void stageNormed(uint4* xs, const unsigned* words, co
       const int i = base + j * CONSUMER_THREADS;
       if (i >= total) continue;
       uint4 x = words ? untag(v[2 * j], v[2 * j + 1]) : v[2 * j];
-      if (!first) x = make_uint4(addPair(x.x, r[j].x), addPair(x.y, r[j].y), addPair(x.z, r[j].z), addPair(x.w, r[j].w));
+      if (!first) x = addPairs(x, r[j]);
       res[i] = x;
       if (resOut) resOut[i] = x;
       xs[i] = x;
-      const float sq = squares8(x);
-      const int m = i / chunks;
-#pragma unroll
-      for (int q = 0; q < 4; q++)
-        if (q == m) ss[q] += sq;
+      addSquares(ss, x, i / chunks);
     }
   }
-#pragma unroll
-  for (int j = 0; j < 4; j++) {
-    const float v = warpSum(ss[j]);
-    if (lane == 0) partial[j][warp] = v;
-  }
-  consumerSync();
   float inv[4];
-#pragma unroll
-  for (int j = 0; j < 4; j++) {
-    float t = 0.f;
-    for (int w = 0; w < CONSUMERS; w++) t += partial[j][w];
-    inv[j] = rsqrtf(t / (float)(chunks * 8) + eps);
-  }
+  rmsInverses(ss, inv, partial, tid, CONSUMERS, chunks * 8, eps, [] { consumerSync(); });
   for (int i = tid; i < total; i += CONSUMER_THREADS) {
     const int m = i / chunks;
-    const float s = m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3];
-    const uint4 r = xs[i], g = __ldg(normW + i % chunks);
-    xs[i] = make_uint4(normPair(r.x, g.x, s), normPair(r.y, g.y, s), normPair(r.z, g.z, s), normPair(r.w, g.w, s));
+    xs[i] = normPairs(xs[i], __ldg(normW + i % chunks), m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3]);
   }
   consumerSync();
 }
@@ -544,7 +527,6 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   // everything below reads what the kernels before wrote (the embeddings, the zeroed counters)
   depWait();
   const int G = gridDim.x;
-  const auto sync = [] { consumerSync(); };
   unsigned k = 0;
   for (int l = 0; l < LAYERS; l++) {
     const TrunkLayer& L = layers.l[l];
