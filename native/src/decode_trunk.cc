@@ -411,22 +411,23 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
 #endif
     for (int t = 0; t < 4; t++) {
       const Matmul m = matmulOf(layers.l[l], t);
-      for (int r = m.r0; r < m.r1; r += m.rowsPerStage)
+      for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
         for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
-        const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+          const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
-        const unsigned long long t0 = nowNs();
+          const unsigned long long t0 = nowNs();
 #endif
-        if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
+          if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
 #ifdef TRUNK_TRACE
-        waited += nowNs() - t0;
+          waited += nowNs() - t0;
 #endif
-        const unsigned bytes = (unsigned)(min(m.rowsPerStage, m.r1 - r) * m.K * 2);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
-                     : "memory");
-        bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)(half * INTER + r) * (m.K / 8), bytes,
-                 full + 8 * slot, policy);
+          const unsigned bytes = (unsigned)(min(m.rowsPerStage, m.r1 - r) * m.K * 2);
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
+                       : "memory");
+          bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)(half * INTER + r) * (m.K / 8),
+                   bytes, full + 8 * slot, policy);
         }
+      }
     }
 #ifdef TRUNK_TRACE
     at[16] = (long long)waited;
@@ -436,10 +437,9 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
 }
 
 // The consumers' share of matmul m: out [ROWS, N] = xs [ROWS, K] W^T (+ bias), to `plain` or else as
-// words of `tag` to `tagged`, row by row from the
-// ring (warp w takes the block's rows j with j % CONSUMERS == w, each in gemv_rows' order); stage k
-// onwards. Every warp waits for every stage and then releases it, so a release never runs ahead of
-// the copy it frees the stage for.
+// words of `tag` to `tagged`, row by row from the ring (warp w takes the block's rows j with
+// j % CONSUMERS == w, each in gemv_rows' order); stage k onwards. Every warp waits for every stage
+// and then releases it, so a release never runs ahead of the copy it frees the stage for.
 __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsigned* tagged, unsigned tag, bf16* plain,
                                          const uint4* xs, const char* ring, unsigned full, unsigned empty, unsigned& k,
                                          long long* landedWait) {
@@ -448,51 +448,52 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
   unsigned long long waited = 0;
 #endif
   bf16 gate[GU_OWN][ROWS];  // lane 0's: the gate values of its rows of a paired stage
-  for (int r = m.r0; r < m.r1; r += m.rowsPerStage)
+  for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
     for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
-    const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+      const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
-    const unsigned long long t0 = nowNs();
-    mbarWait(full + 8 * slot, use & 1);
-    waited += nowNs() - t0;
+      const unsigned long long t0 = nowNs();
+      mbarWait(full + 8 * slot, use & 1);
+      waited += nowNs() - t0;
 #else
-    mbarWait(full + 8 * slot, use & 1);
+      mbarWait(full + 8 * slot, use & 1);
 #endif
-    const int rows = min(m.rowsPerStage, m.r1 - r);
-    for (int i = 0; i < rows; i++) {
-      if ((r - m.r0 + i) % CONSUMERS != warp) continue;
-      const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
-      float acc[ROWS];
+      const int rows = min(m.rowsPerStage, m.r1 - r);
+      for (int i = 0; i < rows; i++) {
+        if ((r - m.r0 + i) % CONSUMERS != warp) continue;
+        const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
+        float acc[ROWS];
 #pragma unroll
-      for (int j = 0; j < ROWS; j++) acc[j] = 0.f;
+        for (int j = 0; j < ROWS; j++) acc[j] = 0.f;
 #pragma unroll 4
-      for (int c = lane; c < chunks; c += 32) {
-        const uint4 wv = w[c];
+        for (int c = lane; c < chunks; c += 32) {
+          const uint4 wv = w[c];
 #pragma unroll
-        for (int j = 0; j < ROWS; j++) acc[j] += dot8(wv, xs[j * chunks + c]);
-      }
+          for (int j = 0; j < ROWS; j++) acc[j] += dot8(wv, xs[j * chunks + c]);
+        }
 #pragma unroll
-      for (int j = 0; j < ROWS; j++) acc[j] = warpSum(acc[j]);
-      if (lane == 0) {
-        const int n = half * INTER + r + i;  // the weight row
-        const float b = bias ? bf(bias[n]) : 0.f;
+        for (int j = 0; j < ROWS; j++) acc[j] = warpSum(acc[j]);
+        if (lane == 0) {
+          const int n = half * INTER + r + i;  // the weight row
+          const float b = bias ? bf(bias[n]) : 0.f;
 #pragma unroll
-        for (int j = 0; j < ROWS; j++) {
-          const bf16 v = toBf16(acc[j] + b);
-          if (m.paired && half == 0)
-            gate[i / CONSUMERS][j] = v;
-          else if (m.paired)
-            putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[i / CONSUMERS][j], v), tag);
-          else if (plain)
-            plain[(size_t)j * m.N + n] = v;
-          else
-            putTagged(tagged + (size_t)j * m.N + n, v, tag);
+          for (int j = 0; j < ROWS; j++) {
+            const bf16 v = toBf16(acc[j] + b);
+            if (m.paired && half == 0)
+              gate[i / CONSUMERS][j] = v;
+            else if (m.paired)
+              putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[i / CONSUMERS][j], v), tag);
+            else if (plain)
+              plain[(size_t)j * m.N + n] = v;
+            else
+              putTagged(tagged + (size_t)j * m.N + n, v, tag);
+          }
         }
       }
+      __syncwarp();
+      if (lane == 0) mbarArrive(empty + 8 * slot);
     }
-    __syncwarp();
-    if (lane == 0) mbarArrive(empty + 8 * slot);
-    }
+  }
 #ifdef TRUNK_TRACE
   if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait), waited / CONSUMERS);
 #endif
@@ -533,12 +534,14 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     const unsigned tag = l + 1;
     uint4* res = io.res + (size_t)blockIdx.x * ROWS * (HIDDEN / 8);
     // matmul t of the layer, its input staged in xs (trace event e - 1 before): its rows multiplied
-    // into `tagged` (or `plain`); trace events e, e + 1 once staged, done
+    // into `tagged` (or `plain`), the block counted done with phase `done` (none when < 0); trace
+    // events e, e + 1 once staged, done
     int* count = io.counters + l * PHASES;
     const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int done, int e) {
       TRACE(l, e);
 #ifdef TRUNK_TRACE
-      long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
+      long long* events = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS;
+      long long* landedWait = events + 19;
 #else
       long long* landedWait = nullptr;
 #endif
@@ -548,13 +551,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
       consumerSync();  // before xs is written again
 #ifdef TRUNK_TRACE
-      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait + 1), (nowNs() - finished) / CONSUMERS);
+      if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(events + 20), (nowNs() - finished) / CONSUMERS);
 #endif
       if (done >= 0 && threadIdx.x == 0) countDone(count + done);
       TRACE(l, e + 1);
     };
-    // until every block counted itself done with phase `done` (of this layer, or the one before)
-    const auto blocksDone = [&](const int* done) { consumersWait(done, G); };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
     if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
@@ -562,7 +563,7 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
-    if (l > 0) blocksDone(count - PHASES + DOWN_DONE);
+    if (l > 0) consumersWait(count - PHASES + DOWN_DONE, G);
     stageNormed(xs, l == 0 ? nullptr : io.mlp, io.x, res, l == 0, L.inputNorm, nullptr, tag - 1, eps, partial);
     rowsPhase(0, io.qkv, nullptr, -1, 2);
     // attention: items (sequence b, KV head h, split) by the first ATT_WARPS warps
@@ -615,9 +616,10 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       for (int e = threadIdx.x; e < GROUP * HEAD_DIM; e += ATT_THREADS) {
         const int g = e / HEAD_DIM, d = e % HEAD_DIM;
         const size_t qh = (size_t)b * HQ + h * GROUP + g;
-        const bf16 v = splits > 1 ? toBf16(mergeSplit(io.partStats + 2 * qh * splits, io.partSums + qh * splits * HEAD_DIM,
-                                                      splits, d))
-                                  : io.attn[qh * HEAD_DIM + d];
+        const bf16 v =
+            splits > 1
+                ? toBf16(mergeSplit(io.partStats + 2 * qh * splits, io.partSums + qh * splits * HEAD_DIM, splits, d))
+                : io.attn[qh * HEAD_DIM + d];
         putTagged(io.attnWords + qh * HEAD_DIM + d, v, tag);
       }
       attentionSync();
@@ -631,13 +633,13 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     rowsPhase(1, io.o, nullptr, O_DONE, 8);
     // gate/up of rms_norm(o + residual)
     TRACE(l, 10);
-    blocksDone(count + O_DONE);
+    consumersWait(count + O_DONE, G);
     stageNormed(xs, io.o, nullptr, res, false, L.postNorm, l == LAYERS - 1 && blockIdx.x == 0 ? io.resMlp : nullptr,
                 tag, eps, partial);
     rowsPhase(2, io.gateUp, nullptr, GATE_UP_DONE, 11);
     // down of silu(gate) * up: the last layer's plain, the trunk's output
     TRACE(l, 13);
-    blocksDone(count + GATE_UP_DONE);
+    consumersWait(count + GATE_UP_DONE, G);
     stageTagged(xs, io.gateUp, INTER / 8, tag);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
     rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, DOWN_DONE, 14);
@@ -919,7 +921,7 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   at::Tensor down = at::empty({B, H}, bf16), resMlp = at::empty({B, H}, bf16);
   // zeroed each launch (a memset in the CUDA graph), so no launch depends on how the last one ended:
   // the counters (a multiple of 4, so the tagged words after them start on 16 bytes), then the
-  // tagged words of q/k/v, o, gate/up and the MLP's output
+  // tagged words of q/k/v, the attention, o, silu(gate) * up and the MLP's output
   const int64_t countersN = (layers * kPhases + B * Hkv + 3) / 4 * 4;
   at::Tensor scratch = at::zeros({countersN + B * (qkvN + Hq * D + H + I + H)}, x.options().dtype(at::kInt));
   int* counters = scratch.data_ptr<int>();
