@@ -10,7 +10,7 @@
 // after matmul and layer after layer, into a ring of shared memory with the copy engine
 // (cp.async.bulk), whatever the consumers are doing: weights are never written during a step, so
 // the copies of the next matmul's rows run during the attention and while blocks wait for each
-// other. Eight consumer warps multiply each row that lands by the matmul's input, staged in shared
+// other. Eleven consumer warps multiply each row that lands by the matmul's input, staged in shared
 // memory (the norm before q/k/v and gate/up, silu(gate) * up before down, as gemv_rows' stageInput
 // stages it), with gemv_rows' arithmetic in gemv_rows' order, so a matmul's outputs are gemv_rows'
 // bits and the trunk's step is the layered kernels' step, bit for bit (test/engine/cuda.test.ts).
@@ -80,13 +80,16 @@ namespace {
 
 // After kDecodeMath, kHeadRope and kPagedAttention. Shapes come in as -D defines: HIDDEN, HQ, HKV,
 // HEAD_DIM, GROUP (HQ / HKV), INTER, LAYERS, ROWS (sequences a step), BLOCK_SIZE (tokens a cache
-// block), the attention's STAGES and UNROLL, and the layout of shared memory: RING_STAGES stages of
+// block), the attention's STAGES and UNROLL, CONSUMERS (consumer warps: consumers() on the host),
+// and the layout of shared memory: RING_STAGES stages of
 // STAGE_BYTES (whole weight rows: one copy a stage), then XS_BYTES (a matmul's staged input, or the
 // attention's rings and merge), then the query heads.
 const char* kTrunk = R"CUDA(
 #define QKV_N ((HQ + 2 * HKV) * HEAD_DIM)
-#define CONSUMERS 8
 #define CONSUMER_THREADS (CONSUMERS * 32)
+// the threads of a norm's staging: gemv_rows' block (8 warps), whose partition of the sums of squares
+// sets the norm's bits (the rest of the consumers wait for them)
+#define NORM_THREADS 256
 // a warp's rows of one gate/up stage, at most
 #define GU_OWN ((STAGE_BYTES / (2 * HIDDEN) + CONSUMERS - 1) / CONSUMERS)
 #define ATT_WARPS 4
@@ -221,6 +224,8 @@ __device__ __forceinline__ void gpuFence() { asm volatile("fence.acq_rel.gpu;" :
 
 // barrier 1: the consumer warps; barrier 2: the attention's warps (0 is __syncthreads, all warps)
 __device__ __forceinline__ void consumerSync() { asm volatile("bar.sync 1, %0;" ::"n"(CONSUMER_THREADS) : "memory"); }
+// barrier 3: the norm stagings' threads
+__device__ __forceinline__ void normSync() { asm volatile("bar.sync 3, %0;" ::"n"(NORM_THREADS) : "memory"); }
 __device__ __forceinline__ void attentionSync() { asm volatile("bar.sync 2, %0;" ::"n"(ATT_THREADS) : "memory"); }
 
 // the consumers, once *count reaches target
@@ -306,47 +311,50 @@ __device__ __forceinline__ void fetchHead(const unsigned* src, bf16* dst, unsign
 // The consumers: xs [ROWS, HIDDEN / 8] = rms_norm(r) * normW with r = x + the block's residual
 // stream res (x alone when `first`), which r then replaces (and, with resOut, goes there too); x the
 // tagged words `words` of the phase before, or the plain embeddings `plain`. stageInput's mode 2 in
-// its order of operations, so its bits: each thread takes entries tid + k CONSUMER_THREADS in both
-// stagings of a layer, so it reads only the residual entries it wrote itself. The norm's weights
-// are loaded with the input, and read again from L1 once the sums of squares are in.
+// its order of operations, so its bits: the first NORM_THREADS threads (gemv_rows' block) stage it,
+// each thread entries tid + k NORM_THREADS in both stagings of a layer, so it reads only the residual
+// entries it wrote itself. The norm's weights are loaded with the input, and read again from L1 once
+// the sums of squares are in.
 __device__ __forceinline__ void stageNormed(uint4* xs, const unsigned* words, const uint4* plain, uint4* res,
                                             bool first, const uint4* normW, uint4* resOut, unsigned tag, float eps,
                                             float (*partial)[8]) {
   const int tid = threadIdx.x, chunks = HIDDEN / 8, total = ROWS * chunks;
-  float ss[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int base = tid; base < total; base += 2 * CONSUMER_THREADS) {
-    uint4 v[4], r[2];
-    int at[4];
+  if (tid < NORM_THREADS) {
+    float ss[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int base = tid; base < total; base += 2 * NORM_THREADS) {
+      uint4 v[4], r[2];
+      int at[4];
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-      const int i = base + j * CONSUMER_THREADS;
-      const bool in = i < total;
-      at[2 * j] = in && words ? 2 * i : -1;
-      at[2 * j + 1] = in && words ? 2 * i + 1 : -1;
-      if (in) {
-        asm volatile("prefetch.global.L1 [%0];" ::"l"(normW + i % chunks));  // for the second pass
-        if (!words) v[2 * j] = plain[i];
-        if (!first) r[j] = res[i];
+      for (int j = 0; j < 2; j++) {
+        const int i = base + j * NORM_THREADS;
+        const bool in = i < total;
+        at[2 * j] = in && words ? 2 * i : -1;
+        at[2 * j + 1] = in && words ? 2 * i + 1 : -1;
+        if (in) {
+          asm volatile("prefetch.global.L1 [%0];" ::"l"(normW + i % chunks));  // for the second pass
+          if (!words) v[2 * j] = plain[i];
+          if (!first) r[j] = res[i];
+        }
+      }
+      if (words) pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
+#pragma unroll
+      for (int j = 0; j < 2; j++) {
+        const int i = base + j * NORM_THREADS;
+        if (i >= total) continue;
+        uint4 x = words ? untag(v[2 * j], v[2 * j + 1]) : v[2 * j];
+        if (!first) x = addPairs(x, r[j]);
+        res[i] = x;
+        if (resOut) resOut[i] = x;
+        xs[i] = x;
+        addSquares(ss, x, i / chunks);
       }
     }
-    if (words) pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-      const int i = base + j * CONSUMER_THREADS;
-      if (i >= total) continue;
-      uint4 x = words ? untag(v[2 * j], v[2 * j + 1]) : v[2 * j];
-      if (!first) x = addPairs(x, r[j]);
-      res[i] = x;
-      if (resOut) resOut[i] = x;
-      xs[i] = x;
-      addSquares(ss, x, i / chunks);
+    float inv[4];
+    rmsInverses(ss, inv, partial, tid, NORM_THREADS / 32, chunks * 8, eps, [] { normSync(); });
+    for (int i = tid; i < total; i += NORM_THREADS) {
+      const int m = i / chunks;
+      xs[i] = normPairs(xs[i], __ldg(normW + i % chunks), m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3]);
     }
-  }
-  float inv[4];
-  rmsInverses(ss, inv, partial, tid, CONSUMERS, chunks * 8, eps, [] { consumerSync(); });
-  for (int i = tid; i < total; i += CONSUMER_THREADS) {
-    const int m = i / chunks;
-    xs[i] = normPairs(xs[i], __ldg(normW + i % chunks), m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3]);
   }
   consumerSync();
 }
@@ -682,7 +690,16 @@ struct TrunkIo {
 };
 static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 18 * 8, "the kernel's structs are all pointers");
 
-constexpr int kConsumers = 8;      // kTrunk's CONSUMERS
+// kTrunk's CONSUMERS: 11, or AGENT_R1_DECODE_TRUNK_CONSUMERS=8 (to compare in the benches). A block
+// of 9 warps (8 consumers and the producer) already leaves each thread no more registers than one of
+// 12: the register file is split among the SM's 4 schedulers, and one of them holds 3 of the 9 warps
+// (168 registers a thread either way), so 3 more consumers come free. Measured on the H200
+// (bench/results/h200-decode-trunk.log, section 12): the 4B shape's batch-1 step 374 tokens/s against
+// 369 with 8, in one call; the gate/up rows, which wait on the memory, take 22.9 us a layer against 24.5.
+int consumers() {
+  static const std::string v = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_CONSUMERS", {"8", "11"});
+  return v.empty() ? 11 : std::stoi(v);
+}
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
 constexpr int kPhases = 4;          // kTrunk's PHASES
@@ -791,6 +808,7 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
         std::make_pair("XS_BYTES", layout.xsBytes)})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
+  defines.push_back("CONSUMERS=" + std::to_string(consumers()));
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
@@ -910,7 +928,7 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
   void* f = trunkKernel(device, s, layout, stream);
   const int sms = nvrtc::smCount(device);
-  const int threads = 32 * (kConsumers + 1);
+  const int threads = 32 * (consumers() + 1);
   TORCH_CHECK(nvrtc::residentBlocksPerSm(f, threads, layout.sharedBytes, kWho) >= 1, kWho,
               ": a block does not fit on an SM");
   int splits = splitsFor(s, sms, W);
