@@ -32,9 +32,9 @@
 // Every block must be resident at once (it waits for the others): the grid is one block per SM, each
 // holding nearly all of an SM's shared memory, so no second block fits beside it.
 //
-// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 368
-// tokens/s (70-71% of the roofline) against 352 with fenced counts and plain outputs, 326 layered;
-// 68 us a layer traced. Its trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11)
+// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 372
+// tokens/s (71% of the roofline; section 12) against 364-369 with 8 consumer warps, 352 with fenced
+// counts and plain outputs, 326 layered; 68 us a layer traced. Its trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11)
 // says where the rest goes: the weights take 47 us a layer at the copy bandwidth, and the memory
 // idles through the phases' hand-offs (each phase's staging 3.5-4 us, the attention 10 us between
 // the q/k/v and o matmuls) because the ring is full of copies in flight when a hand-off begins, so
@@ -54,7 +54,10 @@
 // rows by 512 values made the consumers fast (the producer waited 18 us a layer) but took 16 copies
 // of 1 KiB a stage, and the copy engine's issue rate (about one copy per 50 ns) capped the stream:
 // 297 tokens/s; whole rows a stage with one warp a stage (1 to 3 rows of an MMA's 16) left each warp
-// a long chain of dependent steps: 215.
+// a long chain of dependent steps: 215. Section 12: the attention's partial sums as tagged words
+// polled by one split instead of the fenced arrival (337: the polls slow the rest), the merge's loads
+// batched several values a thread (362-367 against 372 a value at a time), dot8 as two chains of
+// products, the row loop's loads batched ahead of its products (351-367).
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -694,8 +697,10 @@ static_assert(sizeof(TrunkLayer) == 13 * 8 && sizeof(TrunkIo) == 18 * 8, "the ke
 // of 9 warps (8 consumers and the producer) already leaves each thread no more registers than one of
 // 12: the register file is split among the SM's 4 schedulers, and one of them holds 3 of the 9 warps
 // (168 registers a thread either way), so 3 more consumers come free. Measured on the H200
-// (bench/results/h200-decode-trunk.log, section 12): the 4B shape's batch-1 step 374 tokens/s against
-// 369 with 8, in one call; the gate/up rows, which wait on the memory, take 22.9 us a layer against 24.5.
+// (bench/results/h200-decode-trunk.log, section 12): the 4B shape's batch-1 step 374, 367 and 368
+// tokens/s against 369, 365 and 364 with 8, each pair in one call; the gate/up rows, which wait on the
+// memory, take 22.9 us a layer against 24.5. The rows that landed before their matmul began barely
+// gain: a third warp a scheduler does not raise the consumers' throughput there.
 int consumers() {
   static const std::string v = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_CONSUMERS", {"8", "11"});
   return v.empty() ? 11 : std::stoi(v);
