@@ -34,11 +34,12 @@
 //
 // Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 372
 // tokens/s (71% of the roofline; section 12) against 364-369 with 8 consumer warps, 352 with fenced
-// counts and plain outputs, 326 layered; 68 us a layer traced. Its trace (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11)
-// says where the rest goes: the weights take 47 us a layer at the copy bandwidth, and the memory
-// idles through the phases' hand-offs (each phase's staging 3.5-4 us, the attention 10 us between
-// the q/k/v and o matmuls) because the ring is full of copies in flight when a hand-off begins, so
-// it covers almost none of it: a step is the weights' time plus the hand-offs'. Faster consumers
+// counts and plain outputs, 326 layered; 68 us a layer traced. Its trace
+// (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11) says where the rest goes: the
+// weights take 47 us a layer at the copy bandwidth, and the memory idles through the phases'
+// hand-offs (each phase's staging 3.5-4 us, the attention 10 us between the q/k/v and o matmuls)
+// because the ring is full of copies in flight when a hand-off begins, so it covers almost none of
+// it: a step is the weights' time plus the hand-offs'. Faster consumers
 // therefore gain little (they wait for stages to land 7 us a layer already), nor does streaming the
 // next weights into L2 through the hand-offs (its reads slow the hand-offs' own: 291-339 tokens/s),
 // nor copying the attention's older keys and values a phase early (370, within noise: the merge, not
@@ -83,10 +84,10 @@ namespace {
 
 // After kDecodeMath, kHeadRope and kPagedAttention. Shapes come in as -D defines: HIDDEN, HQ, HKV,
 // HEAD_DIM, GROUP (HQ / HKV), INTER, LAYERS, ROWS (sequences a step), BLOCK_SIZE (tokens a cache
-// block), the attention's STAGES and UNROLL, CONSUMERS (consumer warps: consumers() on the host),
-// and the layout of shared memory: RING_STAGES stages of
-// STAGE_BYTES (whole weight rows: one copy a stage), then XS_BYTES (a matmul's staged input, or the
-// attention's rings and merge), then the query heads.
+// block), the attention's STAGES and UNROLL, CONSUMERS (consumer warps: consumers() on the host), and
+// the layout of shared memory: RING_STAGES stages of STAGE_BYTES (whole weight rows: one copy a
+// stage), then XS_BYTES (a matmul's staged input, or the attention's rings and merge), then the query
+// heads.
 const char* kTrunk = R"CUDA(
 #define QKV_N ((HQ + 2 * HKV) * HEAD_DIM)
 #define CONSUMER_THREADS (CONSUMERS * 32)
@@ -810,10 +811,9 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
        {std::make_pair("HIDDEN", s.hidden), std::make_pair("HQ", s.heads), std::make_pair("HKV", s.kvHeads),
         std::make_pair("INTER", s.inter), std::make_pair("LAYERS", s.layers), std::make_pair("ROWS", s.rows),
         std::make_pair("RING_STAGES", layout.ringStages), std::make_pair("STAGE_BYTES", layout.stageBytes),
-        std::make_pair("XS_BYTES", layout.xsBytes)})
+        std::make_pair("XS_BYTES", layout.xsBytes), std::make_pair("CONSUMERS", consumers())})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
-  defines.push_back("CONSUMERS=" + std::to_string(consumers()));
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
