@@ -62,10 +62,10 @@ const settings = samplingTensors(
   Array.from({ length: B }, (_, i) => ({ temperature: 1, seed: i })),
   V,
   'cpu',
+  new Array(B).fill(100),
 );
-const positions = torch.keep(torch.full([B], 100, { dtype: 'int64' }));
 const ours = timeMs(() => {
-  sampleTokens(logits, settings, positions);
+  sampleTokens(logits, settings);
 });
 const race = timeMs(() => {
   exponentialRace(logits.div(settings.temperature));

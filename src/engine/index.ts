@@ -21,7 +21,7 @@ export {
   truncateSorted,
   sampleFromLogits,
   sampleTokens,
-  counterUniforms,
+  counterUniform,
   seedKey,
   isGreedy,
   rowSettings,

@@ -8,22 +8,19 @@
 // (temperature 1), as `model.logprobs` with its default temperature.
 //
 // Randomness is counter-based, per row: the uniform number that draws the token at position p of a
-// request with seed s is a hash of (s, p), computed for the whole batch by a dozen elementwise
-// int64 ops on the device (no generator state, no host round trip). So a request with a seed gets
-// the same tokens whatever else is in the batch, whenever it is scheduled, and after a preemption
-// recomputes it. The hash: k = key(s) on the host (below); u = mix32(p * 0x9E3779B9 + k mod 2^32) /
-// 2^32 on the device, with mix32 Chris Wellons' lowbias32 (a bijection of 32-bit words with full
-// avalanche) and the top 24 bits kept, as float32 holds them exactly.
+// request with seed s is a hash of (s, p) (no generator state). So a request with a seed gets the
+// same tokens whatever else is in the batch, whenever it is scheduled, and after a preemption
+// recomputes it. The hash: k = key(s), then u = mix32(p * 0x9E3779B9 + k mod 2^32) / 2^32, with
+// mix32 Chris Wellons' lowbias32 (a bijection of 32-bit words with full avalanche) and the top 24
+// bits kept, as float32 holds them exactly. The host computes it with the step's other per-row
+// fields, which it writes anyway (it knows each row's position): on the device it took a dozen
+// elementwise int64 kernels a sampled step, about 2 us each at small batches on an H200.
 import * as torch from '../torch/index.js';
 import type { Device, Tensor } from '../torch/index.js';
 
 // searchsorted.Tensor(sorted_sequence, self, out_int32, right, side, sorter)
 const searchsorted = torch.aten('searchsorted', 'Tensor');
-const xor = torch.aten('bitwise_xor', 'Tensor');
-const and = torch.aten('bitwise_and', 'Scalar');
-const shiftRight = torch.aten('bitwise_right_shift', 'Tensor_Scalar');
 
-const MASK32 = 0xffffffff;
 const GOLDEN = 0x9e3779b9;
 const MIX_A = 0x7feb352d;
 const MIX_B = 0x846ca68b;
@@ -44,24 +41,12 @@ export function seedKey(seed: number): number {
   return mix32((lo ^ mix32((hi ^ GOLDEN) >>> 0)) >>> 0);
 }
 
-/** lowbias32 over an int64 tensor of 32-bit words (products wrap; only the low 32 bits are kept). */
-function mix32Tensor(x: Tensor): Tensor {
-  x = xor(x, shiftRight(x, 16));
-  x = and(x.mul(MIX_A), MASK32);
-  x = xor(x, shiftRight(x, 15));
-  x = and(x.mul(MIX_B), MASK32);
-  return xor(x, shiftRight(x, 16));
-}
-
 /**
- * One uniform number in [0, 1) per row, float32 [B]: the hash of (key, position) for keys and
- * positions int64 [B] (see the module doc). Device ops only.
+ * The uniform number in [0, 1) that draws the token at `position` of a request whose seed has key
+ * `key` (`seedKey`): the hash of (key, position) (see the module doc), a multiple of 2^-24.
  */
-export function counterUniforms(keys: Tensor, positions: Tensor): Tensor {
-  const x = mix32Tensor(and(positions.mul(GOLDEN).add(keys), MASK32));
-  return shiftRight(x, 8)
-    .to('float32')
-    .mul(1 / 2 ** 24);
+export function counterUniform(key: number, position: number): number {
+  return (mix32((Math.imul(position, GOLDEN) + key) >>> 0) >>> 8) / 2 ** 24;
 }
 
 /** One row's sampling settings (from a request's `SamplingParams`). */
@@ -88,8 +73,8 @@ export interface SamplingTensors {
   topK: Tensor | null;
   /** [B, 1] float32 p per row (1 where off); null when no row uses top-p. */
   topP: Tensor | null;
-  /** [B] int64: each row's `seedKey` (its random numbers); null when every row is greedy. */
-  keys: Tensor | null;
+  /** [B] float32: each row's uniform number (`counterUniform` of its seed and the position it draws); null when every row is greedy. */
+  uniforms: Tensor | null;
 }
 
 export function isGreedy(s: RowSampling): boolean {
@@ -153,21 +138,31 @@ export function featuresKey(f: SamplingFeatures): string {
   return parts.length ? parts.join('+') : 'sample';
 }
 
-// Rows of the packed settings: float64 [SAMPLING_FIELDS, B], exact for every integer they hold
-// (keys are below 2^32), so the host writes plain numbers (no BigInt per element) and the device casts.
+// Rows of the packed settings: float64 [SAMPLING_FIELDS, B], exact for every value they hold
+// (integers, and uniforms of 24 bits), so the host writes plain numbers and the device casts.
 const TEMPERATURE = 0;
 const TOP_K = 1;
 const TOP_P = 2;
-const KEY = 3;
+const UNIFORM = 3;
 const GREEDY = 4;
 export const SAMPLING_FIELDS = 5;
 
-/** Writes row `i`'s settings into packed settings `out` of `stride` rows per field (float64 [SAMPLING_FIELDS, stride]), from `offset`. */
-export function writeSettings(out: Float64Array, offset: number, stride: number, i: number, r: RowSettings): void {
+/**
+ * Writes row `i`'s settings for drawing the token at `position` into packed settings `out` of
+ * `stride` rows per field (float64 [SAMPLING_FIELDS, stride]), from `offset`.
+ */
+export function writeSettings(
+  out: Float64Array,
+  offset: number,
+  stride: number,
+  i: number,
+  r: RowSettings,
+  position: number,
+): void {
   out[offset + TEMPERATURE * stride + i] = r.temperature;
   out[offset + TOP_K * stride + i] = r.topK;
   out[offset + TOP_P * stride + i] = r.topP;
-  out[offset + KEY * stride + i] = r.key;
+  out[offset + UNIFORM * stride + i] = r.greedy ? 0 : counterUniform(r.key, position);
   out[offset + GREEDY * stride + i] = r.greedy ? 1 : 0;
 }
 
@@ -183,15 +178,25 @@ export function samplingFromFields(fields: Tensor, f: SamplingFeatures): Samplin
     allGreedy: f.allGreedy,
     topK: f.topK ? field(TOP_K).to('int64').unsqueeze(-1) : null,
     topP: f.topP ? field(TOP_P).to('float32').unsqueeze(-1) : null,
-    keys: f.allGreedy ? null : field(KEY).to('int64'),
+    uniforms: f.allGreedy ? null : field(UNIFORM).to('float32'),
   };
 }
 
-/** Builds the per-row tensors of a batch's settings (one small host-to-device copy). */
-export function samplingTensors(rows: readonly RowSampling[], vocabSize: number, device: Device): SamplingTensors {
+/**
+ * Builds the per-row tensors of a batch's settings (one small host-to-device copy); row i draws the
+ * token at `positions[i]` (the counter of its random number).
+ */
+export function samplingTensors(
+  rows: readonly RowSampling[],
+  vocabSize: number,
+  device: Device,
+  positions: readonly number[],
+): SamplingTensors {
+  if (positions.length !== rows.length)
+    throw new RangeError(`samplingTensors: ${rows.length} rows but ${positions.length} positions (one a row)`);
   const settings = rows.map((r) => rowSettings(r, vocabSize));
   const packed = new Float64Array(SAMPLING_FIELDS * rows.length);
-  settings.forEach((r, i) => writeSettings(packed, 0, rows.length, i, r));
+  settings.forEach((r, i) => writeSettings(packed, 0, rows.length, i, r, positions[i]));
   const fields = torch.tensor(packed, { shape: [SAMPLING_FIELDS, rows.length] }).to(device);
   return samplingFromFields(fields, samplingFeatures(settings, vocabSize));
 }
@@ -261,15 +266,11 @@ export function sampleFromLogits(
 }
 
 /**
- * The next token of every row and its logprob (float32 [B], see the module doc). `positions` [B]
- * int64: the position in its sequence of the token each row draws (the counter of its random number).
- * Greedy rows take the argmax; the others sample from the top-k/top-p truncated scaled distribution.
+ * The next token of every row and its logprob (float32 [B], see the module doc). Greedy rows take
+ * the argmax; the others sample from the top-k/top-p truncated scaled distribution with their
+ * uniform numbers (`s.uniforms`).
  */
-export function sampleTokens(
-  logits: Tensor,
-  s: SamplingTensors,
-  positions: Tensor,
-): { tokens: Tensor; logprobs: Tensor } {
+export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tensor; logprobs: Tensor } {
   // On CUDA without top-k/top-p: the same draw in one kernel (torch.sampleRows) instead of about a
   // dozen passes over [B, vocab] (1.1 ms a step at 256 rows of Qwen3's vocabulary on an H200)
   if (logits.device !== 'cpu' && !s.topK && !s.topP && logits.dtype === 'float32' && torch.hasFusedDecodeKernels()) {
@@ -277,7 +278,7 @@ export function sampleTokens(
     return torch.sampleRows(
       logits.contiguous(),
       s.temperature.reshape(B).contiguous(),
-      s.allGreedy ? null : counterUniforms(s.keys!, positions).contiguous(),
+      s.uniforms?.contiguous() ?? null,
       s.greedy?.contiguous() ?? null,
     );
   }
@@ -288,7 +289,7 @@ export function sampleTokens(
     tokens = greedyTokens(logits);
   } else {
     let sampled: Tensor;
-    const u = counterUniforms(s.keys!, positions);
+    const u = s.uniforms!;
     if (s.topK || s.topP) {
       const { sorted, index } = truncateSorted(scaled, s.topK, s.topP);
       sampled = index.gather(-1, sampleFromLogits(sorted, u).unsqueeze(-1)).squeeze(-1);

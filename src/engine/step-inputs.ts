@@ -1,18 +1,19 @@
-// The inputs of the engine's batched steps, in static buffers on the device: each row's token,
-// position and cache slot, its sampling settings (sampling.ts's packed fields), and the decode
-// step's block tables. The host writes plain numbers into one float64 staging array (exact for every
-// integer here, keys and slots included, so no BigInt per element and no sign to mind) and sends
-// it in one host-to-device copy per step; the step casts on the device.
+// The inputs of the engine's batched steps, in static buffers on the device: each row's sampling
+// settings (sampling.ts's packed fields, its uniform number included), its token, position and
+// cache slot, and the decode step's block tables. The host writes plain numbers into one float64
+// staging array (exact for every integer here, slots included, so no BigInt per element and no sign
+// to mind) and sends it in one host-to-device copy per step; the step casts the integer fields and
+// the block table to int64 in one copy on the device, as they lie side by side in both buffers
+// (a cast per field took a kernel each, about 2 us apiece at small batches on an H200).
 //
 // `decode` is the whole decode step over these buffers, decodeStep then sampleTokens: run eagerly
 // (CPU, enforceEager) or captured into a CUDA graph (decode-graphs.ts), the same function, so a
-// graph samples every batch and its replay returns token ids and logprobs. The counter of each
-// row's random number (the position of the token it draws: its position + 1) is computed on the
-// device from the positions buffer.
+// graph samples every batch and its replay returns token ids and logprobs.
 //
 // With `runAhead` (the engine's async scheduling) a step can be queued before the host has read the
-// previous step's tokens: each step leaves its tokens in a device buffer, and a row's `from` names
-// the row of the previous step whose token it feeds (the host's id is used where it is -1). Uploads
+// previous step's tokens: each step leaves its tokens in a device buffer just before the integer
+// fields, and the host writes for each row the place in that buffer of the token it feeds (the
+// previous step's row `from`, or its own id where `from` is -1), so one gather feeds them. Uploads
 // then go through pinned host memory without waiting for the stream, and `readBack` queues the
 // copy of a step's tokens and logprobs to pinned memory; each has two buffers used in turn, as a
 // buffer is written again only two steps later, after the host has waited for the step between.
@@ -47,22 +48,29 @@ export interface DecodeRows {
   sampling: readonly RowSettings[];
 }
 
-// Rows of the per-row fields [FIELDS, maxBatch]: these four, then the sampling settings.
+// The integer fields [INT_FIELDS, maxBatch], after the sampling settings [SAMPLING_FIELDS, maxBatch]
+// in the staging and after the last step's tokens [maxBatch] in the int64 buffer, each followed by
+// the block table. FEED: with runAhead, the place in the int64 buffer of the token a row feeds.
 const IDS = 0;
-const POSITIONS = 1;
-const SLOTS = 2;
-const FROM = 3;
-const SAMPLING = 4;
-const FIELDS = SAMPLING + SAMPLING_FIELDS;
+const FEED = 1;
+const POSITIONS = 2;
+const SLOTS = 3;
+const INT_FIELDS = 4;
 
 /** Static step inputs for batches of up to `maxBatch` rows and block tables up to `maxWidth` wide. */
 export class StepInputs implements Disposable {
-  /** Host staging: the fields [FIELDS, maxBatch], then the block table [bucket, width] (row-major, as wide as the step). */
+  /**
+   * Host staging: the sampling settings [SAMPLING_FIELDS, maxBatch], the integer fields [INT_FIELDS,
+   * maxBatch], then the block table [bucket, width] (row-major, as wide as the step).
+   */
   private readonly host: Float64Array;
   /** The same layout on the device, float64. */
   private readonly staged: Tensor;
-  private readonly fields: Tensor;
-  /** With runAhead: the last decode step's token ids [maxBatch] (int64, on the device). */
+  /** The staged sampling settings [SAMPLING_FIELDS, maxBatch]. */
+  private readonly settings: Tensor;
+  /** int64 on the device: the last decode step's token ids [maxBatch], then the staging's integer fields and block table cast. */
+  private readonly ints: Tensor;
+  /** With runAhead: the last decode step's token ids [maxBatch] (the start of `ints`). */
   private readonly lastTokens: Tensor | null;
   /** With runAhead on CUDA: pinned staging, and pinned token ids and logprobs of a step, two of each used in turn. */
   private readonly pinned: { staging: Tensor[]; tokens: Tensor[]; logprobs: Tensor[] } | null;
@@ -72,11 +80,15 @@ export class StepInputs implements Disposable {
   constructor(
     private readonly o: { maxBatch: number; maxWidth: number; vocabSize: number; device: Device; runAhead?: boolean },
   ) {
-    const size = FIELDS * o.maxBatch + o.maxBatch * o.maxWidth;
+    const size = (SAMPLING_FIELDS + INT_FIELDS) * o.maxBatch + o.maxBatch * o.maxWidth;
     this.host = new Float64Array(size);
     this.staged = torch.keep(torch.zeros([size], { dtype: 'float64', device: o.device }));
-    this.fields = torch.keep(torch.scope(() => this.staged.narrow(0, 0, FIELDS * o.maxBatch).view(FIELDS, o.maxBatch)));
-    this.lastTokens = o.runAhead ? torch.keep(torch.zeros([o.maxBatch], { dtype: 'int64', device: o.device })) : null;
+    this.settings = torch.keep(
+      torch.scope(() => this.staged.narrow(0, 0, SAMPLING_FIELDS * o.maxBatch).view(SAMPLING_FIELDS, o.maxBatch)),
+    );
+    const intsSize = o.maxBatch + INT_FIELDS * o.maxBatch + o.maxBatch * o.maxWidth;
+    this.ints = torch.keep(torch.zeros([intsSize], { dtype: 'int64', device: o.device }));
+    this.lastTokens = o.runAhead ? torch.keep(torch.scope(() => this.ints.narrow(0, 0, o.maxBatch))) : null;
     const pin = o.runAhead && o.device !== 'cpu';
     const two = (n: number, dtype: 'float64' | 'int64' | 'float32') =>
       [0, 1].map(() => torch.keep(torch.empty([n], { dtype, pinMemory: true })));
@@ -99,14 +111,17 @@ export class StepInputs implements Disposable {
       );
     const h = this.host;
     const width = rows.width;
-    const tables = FIELDS * maxBatch;
+    const at0 = SAMPLING_FIELDS * maxBatch;
+    const tables = at0 + INT_FIELDS * maxBatch;
     for (let i = 0; i < bucket; i++) {
       const r = i < B ? i : 0;
-      h[IDS * maxBatch + i] = rows.ids[r];
-      h[POSITIONS * maxBatch + i] = rows.positions[r];
-      h[SLOTS * maxBatch + i] = rows.slots[r];
-      h[FROM * maxBatch + i] = rows.from?.[r] ?? -1;
-      writeSettings(h, SAMPLING * maxBatch, maxBatch, i, rows.sampling[r]);
+      const from = rows.from?.[r] ?? -1;
+      h[at0 + IDS * maxBatch + i] = rows.ids[r];
+      // in `ints`: the previous step's token of row `from`, or this row's id
+      h[at0 + FEED * maxBatch + i] = from >= 0 ? from : maxBatch + IDS * maxBatch + i;
+      h[at0 + POSITIONS * maxBatch + i] = rows.positions[r];
+      h[at0 + SLOTS * maxBatch + i] = rows.slots[r];
+      writeSettings(h, 0, maxBatch, i, rows.sampling[r], rows.positions[r] + 1);
       const blocks = rows.blocks[r];
       const n = Math.min(blocks.length, width);
       const at = tables + i * width;
@@ -125,11 +140,8 @@ export class StepInputs implements Disposable {
     const { maxBatch } = this.o;
     if (sampling.length > maxBatch)
       throw new RangeError(`StepInputs: ${sampling.length} rows to sample, at most ${maxBatch}`);
-    sampling.forEach((r, i) => {
-      this.host[POSITIONS * maxBatch + i] = positions[i];
-      writeSettings(this.host, SAMPLING * maxBatch, maxBatch, i, r);
-    });
-    this.upload(FIELDS * maxBatch);
+    sampling.forEach((r, i) => writeSettings(this.host, 0, maxBatch, i, r, positions[i] + 1));
+    this.upload(SAMPLING_FIELDS * maxBatch);
     return samplingFeatures(sampling, this.o.vocabSize);
   }
 
@@ -169,9 +181,9 @@ export class StepInputs implements Disposable {
       torch.scope(() => ({ ids: tokens.narrow(0, 0, n).toArray(), logprobs: logprobs.narrow(0, 0, n).toArray() }));
   }
 
-  /** The int64 field `f` of the first `n` rows. */
-  private ints(f: number, n: number): Tensor {
-    return this.fields.select(0, f).narrow(0, 0, n).to('int64');
+  /** The int64 field `f` of the first `n` rows (once `decode` has cast the staging). */
+  private intField(f: number, n: number): Tensor {
+    return this.ints.narrow(0, this.o.maxBatch * (1 + f), n);
   }
 
   /**
@@ -193,8 +205,7 @@ export class StepInputs implements Disposable {
   /** Token ids [n] and logprobs [n] drawn from logits [n, V] by the first n rows filled, with features `f`. */
   sample(logits: Tensor, f: SamplingFeatures): { tokens: Tensor; logprobs: Tensor } {
     const n = logits.size(0);
-    const sampling = samplingFromFields(this.fields.narrow(0, SAMPLING, SAMPLING_FIELDS).narrow(1, 0, n), f);
-    return sampleTokens(logits, sampling, this.ints(POSITIONS, n).add(1));
+    return sampleTokens(logits, samplingFromFields(this.settings.narrow(1, 0, n), f));
   }
 
   /**
@@ -215,17 +226,16 @@ export class StepInputs implements Disposable {
     },
   ): { tokens: Tensor; logprobs: Tensor } {
     const { bucket, width } = o;
-    const tables = this.staged.narrow(0, FIELDS * this.o.maxBatch, bucket * width).view(bucket, width);
-    let ids = this.ints(IDS, bucket);
-    if (this.lastTokens) {
-      const from = this.ints(FROM, bucket);
-      ids = torch.where(from.ge(0), this.lastTokens.indexSelect(0, from.clamp(0)), ids);
-    }
+    const { maxBatch } = this.o;
+    // the integer fields and the block table to int64 in one copy
+    const n = INT_FIELDS * maxBatch + bucket * width;
+    this.ints.narrow(0, maxBatch, n).copy_(this.staged.narrow(0, SAMPLING_FIELDS * maxBatch, n));
+    const tables = this.ints.narrow(0, maxBatch * (1 + INT_FIELDS), bucket * width).view(bucket, width);
     const logits = decodeStep(m, cache, {
-      ids,
-      positions: this.ints(POSITIONS, bucket),
-      slots: this.ints(SLOTS, bucket),
-      blockTables: tables.to('int64'),
+      ids: this.lastTokens ? this.ints.indexSelect(0, this.intField(FEED, bucket)) : this.intField(IDS, bucket),
+      positions: this.intField(POSITIONS, bucket),
+      slots: this.intField(SLOTS, bucket),
+      blockTables: tables,
       attention: o.attention,
       fusedKernels: o.fusedKernels,
     });
@@ -235,7 +245,8 @@ export class StepInputs implements Disposable {
   }
 
   dispose(): void {
-    this.fields.dispose();
+    this.settings.dispose();
+    this.ints.dispose();
     this.staged.dispose();
     this.lastTokens?.dispose();
     if (this.pinned) for (const t of Object.values(this.pinned).flat()) t.dispose();

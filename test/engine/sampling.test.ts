@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as torch from '../../src/torch/index.js';
-import { counterUniforms, sampleTokens, samplingTensors, seedKey, type RowSampling } from '../../src/engine/index.js';
+import { counterUniform, sampleTokens, samplingTensors, seedKey, type RowSampling } from '../../src/engine/index.js';
 
 const LOGITS = [2.0, 1.0, 0.5, 0.0, -1.0, 3.0, -0.5, 1.5];
 const V = LOGITS.length;
@@ -33,8 +33,9 @@ function sampleMany(row: RowSampling, n = N, firstSeed = 0): { freq: number[]; t
       Array.from({ length: n }, (_, i) => ({ ...row, seed: firstSeed + i })),
       V,
       'cpu',
+      new Array(n).fill(POSITION),
     );
-    const out = sampleTokens(logits, s, torch.full([n], POSITION, { dtype: 'int64' }));
+    const out = sampleTokens(logits, s);
     const tokens = out.tokens.toArray();
     const freq = new Array(V).fill(0);
     for (const t of tokens) freq[t] += 1 / n;
@@ -111,7 +112,7 @@ describe('sampling', () => {
         { temperature: 0.9, topK: 1 },
         { temperature: 0 },
       ];
-      const out = sampleTokens(logits, samplingTensors(rows, V, 'cpu'), torch.tensor([3, 3, 3, 3]));
+      const out = sampleTokens(logits, samplingTensors(rows, V, 'cpu', [3, 3, 3, 3]));
       const t = out.tokens.toArray();
       assert.equal(t[0], 5);
       assert.equal(t[2], 5);
@@ -147,22 +148,14 @@ describe('sampling', () => {
       const word = (Math.imul(positions[i], 0x9e3779b9) + k) >>> 0;
       return (mix(word) >>> 8) / 2 ** 24;
     });
-    const got = torch.scope(() =>
-      counterUniforms(
-        torch.tensor(BigInt64Array.from(seeds, (s) => BigInt(seedKey(s)))),
-        torch.tensor(positions),
-      ).toArray(),
+    assert.deepEqual(
+      seeds.map((seed, i) => counterUniform(seedKey(seed), positions[i])),
+      want,
     );
-    assert.deepEqual(got, want);
     assert.equal(new Set(seeds.map(seedKey)).size, seeds.length, 'distinct keys');
     // one seed over 20k positions: mean 1/2, variance 1/12, and no bucket of ten far off 1/10
     const n = 20_000;
-    const u = torch.scope(() =>
-      counterUniforms(
-        torch.full([n], seedKey(5), { dtype: 'int64' }),
-        torch.arange(0, n, 1, { dtype: 'int64' }),
-      ).toArray(),
-    );
+    const u = Array.from({ length: n }, (_, p) => counterUniform(seedKey(5), p));
     const mean = u.reduce((a, b) => a + b, 0) / n;
     const variance = u.reduce((a, b) => a + (b - mean) ** 2, 0) / n;
     assert.ok(Math.abs(mean - 0.5) < 0.01, `mean ${mean}`);

@@ -1,8 +1,8 @@
 // The engine's static step inputs (step-inputs.ts), on the CPU: what a CUDA graph captures is
 // StepInputs.decode over them, so here it runs eagerly against an independent composition of the
 // same math over fresh tensors (int64 tensors made from BigInts, sampling settings built by hand):
-// each row's temperature, top-k, top-p and greedy flag, 32-bit seed keys above 2^31 (float64
-// staging, no sign lost), the random counter at position + 1, and a bucket padded past the batch
+// each row's temperature, top-k, top-p and greedy flag, its uniform number from a 32-bit seed key
+// (some above 2^31) at the position it draws (its position + 1), and a bucket padded past the batch
 // (rows repeating row 0) leaving the live rows' tokens and logprobs as they are.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ import {
   decodeStep,
   generationModel,
   prefill,
+  counterUniform,
   rowSettings,
   sampleTokens,
   seedKey,
@@ -24,8 +25,8 @@ import {
 
 const int64 = (values: number[]) => torch.tensor(BigInt64Array.from(values, BigInt));
 
-/** The settings of `rows` as tensors built directly from their values (no packing). */
-function handBuilt(rows: RowSampling[], V: number): SamplingTensors {
+/** The settings of `rows` drawing at `positions` as tensors built directly from their values (no packing). */
+function handBuilt(rows: RowSampling[], V: number, positions: number[]): SamplingTensors {
   const greedy = rows.map((r) => r.temperature === 0);
   return {
     temperature: torch.tensor(
@@ -42,7 +43,7 @@ function handBuilt(rows: RowSampling[], V: number): SamplingTensors {
       Float32Array.from(rows, (r) => r.topP ?? 1),
       { shape: [rows.length, 1] },
     ),
-    keys: int64(rows.map((r) => seedKey(r.seed ?? 0))),
+    uniforms: torch.tensor(Float32Array.from(rows, (r, i) => counterUniform(seedKey(r.seed ?? 0), positions[i]))),
   };
 }
 
@@ -74,12 +75,19 @@ describe('StepInputs', () => {
       );
       assert.deepEqual(features, { allGreedy: false, mixed: true, topK: true, topP: true });
       const got = inputs.sample(logits, features);
-      const want = sampleTokens(logits, handBuilt(ROWS, V), int64(last.map((p) => p + 1)));
+      const want = sampleTokens(
+        logits,
+        handBuilt(
+          ROWS,
+          V,
+          last.map((p) => p + 1),
+        ),
+      );
       assert.deepEqual(got.tokens.toArray(), want.tokens.toArray());
       assert.deepEqual(got.logprobs.toArray(), want.logprobs.toArray());
       assert.equal(got.tokens.toArray()[0], logits.select(0, 0).argmax(-1).item(), 'the greedy row takes the argmax');
       // the counter matters: drawing at the positions themselves gives other tokens
-      const shifted = sampleTokens(logits, handBuilt(ROWS, V), int64(last));
+      const shifted = sampleTokens(logits, handBuilt(ROWS, V, last));
       assert.notDeepEqual(shifted.tokens.toArray(), want.tokens.toArray());
     });
   });
@@ -128,7 +136,14 @@ describe('StepInputs', () => {
             { shape: [3, W] },
           ),
         });
-        const want = sampleTokens(logits, handBuilt(rows, V), int64(positions.map((p) => p + 1)));
+        const want = sampleTokens(
+          logits,
+          handBuilt(
+            rows,
+            V,
+            positions.map((p) => p + 1),
+          ),
+        );
         using inputs = new StepInputs({ maxBatch: 8, maxWidth: 6, vocabSize: V, device: 'cpu' });
         const decodeRows = {
           ids,
