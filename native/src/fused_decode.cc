@@ -86,16 +86,21 @@ extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigne
   }
 }
 
+// a logit as float32: sample_rows reads float32 logits, sample_rows_bf16 an lm_head's bf16 output
+// as it is (the cast to float32 it replaces is exact, so both draw the same tokens and logprobs)
+__device__ __forceinline__ float logitAt(const float* __restrict__ row, int i) { return row[i]; }
+__device__ __forceinline__ float logitAt(const bf16* __restrict__ row, int i) { return bf(row[i]); }
+
 // f(i, row[i]) for the indices i of [lo, hi) that are lane's (lo + lane, lo + lane + 32, ...), in
 // order, with LANE_LOADS of them loaded at once: else each load waits for the one before, behind the
 // division's branch
 #define LANE_LOADS 4
-template <typename F>
-__device__ __forceinline__ void forLaneIndices(const float* __restrict__ row, int lo, int hi, int lane, F f) {
+template <typename T, typename F>
+__device__ __forceinline__ void forLaneIndices(const T* __restrict__ row, int lo, int hi, int lane, F f) {
   for (int i = lo + lane; i < hi; i += 32 * LANE_LOADS) {
     float v[LANE_LOADS];
 #pragma unroll
-    for (int j = 0; j < LANE_LOADS; j++) v[j] = i + 32 * j < hi ? row[i + 32 * j] : 0.f;
+    for (int j = 0; j < LANE_LOADS; j++) v[j] = i + 32 * j < hi ? logitAt(row, i + 32 * j) : 0.f;
 #pragma unroll
     for (int j = 0; j < LANE_LOADS; j++)
       if (i + 32 * j < hi) f(i + 32 * j, v[j]);
@@ -104,7 +109,8 @@ __device__ __forceinline__ void forLaneIndices(const float* __restrict__ row, in
 
 // The warp's sum of exp(row[i] / t - ref) over [lo, hi) (every lane gets it) and the last index
 // there of nonzero probability (-1: none)
-__device__ __forceinline__ void expSumLast(const float* __restrict__ row, int lo, int hi, int lane, float t, float ref,
+template <typename T>
+__device__ __forceinline__ void expSumLast(const T* __restrict__ row, int lo, int hi, int lane, float t, float ref,
                                            float& sum, int& last) {
   sum = 0.f;
   last = -1;
@@ -132,7 +138,7 @@ __device__ __forceinline__ unsigned holdersOf(const float* sums, float start, fl
   return __ballot_sync(0xffffffffu, target < laneStart + sums[lane] && (target >= laneStart || lane == 0));
 }
 
-// Each row's next token and its logprob from float32 logits [B, V], as sampling.ts's sampleTokens
+// Each row's next token and its logprob from logits [B, V] (float32, or bf16: sample_rows_bf16), as sampling.ts's sampleTokens
 // computes them over libtorch ops (scaled = logits / temperature, lse = logsumexp(scaled); a greedy
 // row takes the first argmax, a sampled row the first token whose running sum of exp(scaled - lse)
 // passes u * total, the last token of nonzero probability if rounding puts u * total at the total;
@@ -157,20 +163,17 @@ __device__ __forceinline__ unsigned holdersOf(const float* sums, float start, fl
 // probability. At most 32 registers, so that an SM holds two blocks (batches of more rows than SMs).
 // SLICE_RECORD (floats a slice's record takes: max, its first index, the last index of nonzero
 // probability, the sum, the 32 parts' sums) and MAX_SLICES come in as -D defines (rowKernel)
-extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* __restrict__ logits, int V,
-                                                             const float* __restrict__ temperature,
-                                                             const float* __restrict__ uniforms,
-                                                             const bool* __restrict__ greedy,
-                                                             long long* __restrict__ tokens,
-                                                             float* __restrict__ logprobs,
-                                                             float* __restrict__ slices,
-                                                             int* __restrict__ arrivals) {
+template <typename T>
+__device__ __forceinline__ void sampleRows(const T* __restrict__ logits, int V, const float* __restrict__ temperature,
+                                           const float* __restrict__ uniforms, const bool* __restrict__ greedy,
+                                           long long* __restrict__ tokens, float* __restrict__ logprobs,
+                                           float* __restrict__ slices, int* __restrict__ arrivals) {
   __shared__ float sMax[32], sSum[32], sSub[32], sSliceSum[MAX_SLICES], sSliceScale[MAX_SLICES], sStart[MAX_SLICES + 1];
   __shared__ int sArg[32], sLast[32], sSubLast[32], sSliceLast[MAX_SLICES];
   __shared__ float sRowMax;
   __shared__ int sRowArg, sRowLast, sTicket, sSlice;
   const int b = blockIdx.x, P = gridDim.y, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const float* row = logits + (size_t)b * V;
+  const T* row = logits + (size_t)b * V;
   depWait();
   depLaunchNext();
   const float t = temperature[b];
@@ -300,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
   const float lse = M + logf(S);
   const auto emit = [&](int j) {
     tokens[b] = j;
-    logprobs[b] = row[j] / t - lse;
+    logprobs[b] = logitAt(row, j) / t - lse;
   };
   if (isGreedy) {
     if (threadIdx.x == 0) { tokens[b] = A; logprobs[b] = M - lse; }
@@ -353,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
   // though the scan's rounding may leave its running sum above the one before
   for (int base = subLo; base < subHi; base += 32) {
     const int i = base + lane;
-    const float x = i < subHi ? expf(row[i] / t - M) : 0.f;
+    const float x = i < subHi ? expf(logitAt(row, i) / t - M) : 0.f;
     float e = x;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
@@ -368,6 +371,20 @@ extern "C" __global__ void __launch_bounds__(1024, 2) sample_rows(const float* _
     run += __shfl_sync(0xffffffffu, e, 31);
   }
   if (lane == 0) emit(sSubLast[warp]);  // past the 32nd's sum by rounding
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 2)
+    sample_rows(const float* __restrict__ logits, int V, const float* __restrict__ temperature,
+                const float* __restrict__ uniforms, const bool* __restrict__ greedy, long long* __restrict__ tokens,
+                float* __restrict__ logprobs, float* __restrict__ slices, int* __restrict__ arrivals) {
+  sampleRows(logits, V, temperature, uniforms, greedy, tokens, logprobs, slices, arrivals);
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 2)
+    sample_rows_bf16(const bf16* __restrict__ logits, int V, const float* __restrict__ temperature,
+                     const float* __restrict__ uniforms, const bool* __restrict__ greedy, long long* __restrict__ tokens,
+                     float* __restrict__ logprobs, float* __restrict__ slices, int* __restrict__ arrivals) {
+  sampleRows(logits, V, temperature, uniforms, greedy, tokens, logprobs, slices, arrivals);
 }
 
 // y [M, N] = f(x) [M, K] W [N, K]^T (+ bias [N]) for a decode step of M <= 4 rows, where the step
@@ -764,7 +781,7 @@ int sampleSlices(int64_t B, int V) {
   return static_cast<int>(std::max<int64_t>(P, 1));
 }
 
-// fusedSampleRows(logits [B, V] f32, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
+// fusedSampleRows(logits [B, V] f32 or bf16, temperature [B] f32, uniforms [B] f32 | null, greedy [B] bool | null)
 //   -> [tokens [B] int64, logprobs [B] f32]
 Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -772,8 +789,10 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   const at::Tensor& temperature = unwrapTensor(env, info[1], "temperature");
   const at::Tensor* uniforms = unwrapOptionalTensor(env, info[2], "uniforms");
   const at::Tensor* greedy = unwrapOptionalTensor(env, info[3], "greedy");
-  TORCH_CHECK(logits.is_cuda() && logits.scalar_type() == at::kFloat && logits.dim() == 2 && logits.is_contiguous(),
-              kWho, ": sampleRows takes contiguous float32 CUDA logits [B, V]");
+  const bool bf16Logits = logits.scalar_type() == at::kBFloat16;
+  TORCH_CHECK(logits.is_cuda() && (logits.scalar_type() == at::kFloat || bf16Logits) && logits.dim() == 2 &&
+                  logits.is_contiguous(),
+              kWho, ": sampleRows takes contiguous float32 or bf16 CUDA logits [B, V]");
   const int64_t B = logits.size(0);
   const auto row = [&](const at::Tensor* t, at::ScalarType type, const char* what) {
     TORCH_CHECK(t->device() == logits.device() && t->scalar_type() == type && t->is_contiguous() && t->numel() == B,
@@ -783,19 +802,19 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   if (uniforms) row(uniforms, at::kFloat, "uniforms (float32)");
   if (greedy) row(greedy, at::kBool, "greedy mask (bool)");
   at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
-  at::Tensor logprobs = at::empty({B}, logits.options());
+  at::Tensor logprobs = at::empty({B}, logits.options().dtype(at::kFloat));
   Napi::Array result = Napi::Array::New(env, 2);
   if (B > 0) {
     cudaStream_t stream = streamOf(logits);
     const int device = logits.get_device();
-    void* f = rowKernel(device, "sample_rows", stream);
+    void* f = rowKernel(device, bf16Logits ? "sample_rows_bf16" : "sample_rows", stream);
     int V = static_cast<int>(logits.size(1));
     const int P = sampleSlices(B, V);
     int* arrivals = sampleArrivals(device, stream);
     TORCH_CHECK(P == 1 || arrivals, kWho,
                 ": sampleRows' counters are not allocated yet and cannot be while a CUDA graph is captured; call "
                 "fusedSamplingPrepare first");
-    at::Tensor slices = P > 1 ? at::empty({B, P, kSliceRecordFloats}, logits.options()) : at::Tensor();
+    at::Tensor slices = P > 1 ? at::empty({B, P, kSliceRecordFloats}, logits.options().dtype(at::kFloat)) : at::Tensor();
     const void* a0 = logits.data_ptr();
     const void* a2 = temperature.data_ptr();
     const void* a3 = uniforms ? uniforms->data_ptr() : nullptr;
@@ -812,11 +831,13 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   return result;
 }
 
-// fusedSamplingPrepare(device): compiles and loads sample_rows (its program holds the other row kernels
-// too) and allocates its arrival counters now, as neither can be while a CUDA graph is captured.
+// fusedSamplingPrepare(device): compiles and loads sample_rows and sample_rows_bf16 (their program holds
+// the other row kernels too) and allocates their arrival counters now, as neither can be while a CUDA
+// graph is captured.
 Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) {
   const int device = info[0].As<Napi::Number>().Int32Value();
   rowKernel(device, "sample_rows", nullptr);
+  rowKernel(device, "sample_rows_bf16", nullptr);
   sampleArrivals(device, nullptr);
   return info.Env().Undefined();
 }

@@ -11,7 +11,7 @@
 //           L = W * blockSize cache columns), never from their values;
 //   work    device ops only: no read back to the host, no shape that depends on a value, so the
 //           step is a fixed sequence of kernels for a given (B, W);
-//   output  float32 logits [B, vocab];
+//   output  float32 logits [B, vocab] (with `modelDtypeLogits`, the lm_head's output as it is);
 //   effect  each sequence's key and value written at its slot in every layer.
 // Rows past the live sequences (padding a bucket) may repeat any valid inputs: rows never mix.
 import * as torch from '../torch/index.js';
@@ -58,9 +58,13 @@ function hiddenOf(m: GenerationModel, ids: Tensor, positions: Tensor, attend: At
   return trunk(m, ids, layerContext(m.invFreq, positions, m.embedTokens.dtype, attend));
 }
 
-/** Logits [N, vocab] in float32 of hidden states [N, hidden] (linear in the model's dtype, then cast, as `CausalLM.logprobs`). */
-export function logitsOf(m: GenerationModel, hidden: Tensor): Tensor {
-  return torch.linear(hidden, m.lmHead).to('float32');
+/**
+ * Logits [N, vocab] in float32 of hidden states [N, hidden] (linear in the model's dtype, then cast,
+ * as `CausalLM.logprobs`); with `modelDtype`, the linear's output uncast.
+ */
+export function logitsOf(m: GenerationModel, hidden: Tensor, modelDtype = false): Tensor {
+  const logits = torch.linear(hidden, m.lmHead);
+  return modelDtype ? logits : logits.to('float32');
 }
 
 export interface PrefillInputs {
@@ -111,6 +115,10 @@ export interface DecodeInputs {
   /** With 'paged' attention: run the fused trunk (fused-decode.ts), which the caller checked runs here
    *  (`fusedDecodeUnsupported`). Default false: the models' trunk. */
   fusedKernels?: boolean;
+  /** Logits in the model's dtype, the lm_head's output uncast, for a sampler that reads them as they
+   *  are (sampleTokens; on CUDA its one kernel reads bf16, which a float32 copy would double). Default
+   *  false: float32. */
+  modelDtypeLogits?: boolean;
 }
 
 /** Flash attention reads a paged cache in place (its block_table) only for blocks of a multiple of this many tokens (flash-attention 2's paged KV). */
@@ -163,7 +171,7 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
   const bs = cache.blockSize;
   const L = W * bs;
   const device = cache.device;
-  const lengths = o.positions.add(1); // [B]
+  const rawLogits = o.modelDtypeLogits ?? false;
   const attention = resolveDecodeAttention(o.attention ?? 'auto', {
     device,
     dtype: cache.dtype,
@@ -177,13 +185,14 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
         blockSize: bs,
         scale,
       });
-    if (o.fusedKernels) return logitsOf(m, fusedDecodeHidden(m, cache, o, attend));
+    if (o.fusedKernels) return logitsOf(m, fusedDecodeHidden(m, cache, o, attend), rawLogits);
     const hidden = hiddenOf(m, o.ids, o.positions, (layer, q, k, v) => {
       cache.write(layer, o.slots, k, v);
       return attend(layer, q.contiguous());
     });
-    return logitsOf(m, hidden);
+    return logitsOf(m, hidden, rawLogits);
   }
+  const lengths = o.positions.add(1); // [B]
   const flash = decodeUsesFlash(cache, attention, spec.headDim);
   const inPlace = flash && bs % FLASH_PAGED_BLOCK === 0 && flashTakesBlockTable();
   // [B, L]: the slots of every column each row may read, in position order (to gather them)
@@ -235,5 +244,5 @@ export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs):
     }); // [B, Hq, 1, D]
     return out.squeeze(2);
   });
-  return logitsOf(m, hidden);
+  return logitsOf(m, hidden, rawLogits);
 }

@@ -171,14 +171,17 @@ export function writeSettings(
  * a batch with features `f`: device casts only, so a CUDA graph captures them.
  */
 export function samplingFromFields(fields: Tensor, f: SamplingFeatures): SamplingTensors {
-  const field = (i: number) => fields.select(0, i);
+  // every field to float32 in one cast (each holds what float32 holds exactly: top-k is at most the
+  // vocabulary, below 2^24), then views of it
+  const f32 = fields.to('float32');
+  const field = (i: number) => f32.select(0, i);
   return {
-    temperature: field(TEMPERATURE).to('float32').unsqueeze(-1),
+    temperature: field(TEMPERATURE).unsqueeze(-1),
     greedy: f.mixed ? field(GREEDY).ne(0) : null,
     allGreedy: f.allGreedy,
     topK: f.topK ? field(TOP_K).to('int64').unsqueeze(-1) : null,
-    topP: f.topP ? field(TOP_P).to('float32').unsqueeze(-1) : null,
-    uniforms: f.allGreedy ? null : field(UNIFORM).to('float32'),
+    topP: f.topP ? field(TOP_P).unsqueeze(-1) : null,
+    uniforms: f.allGreedy ? null : field(UNIFORM),
   };
 }
 
@@ -266,14 +269,17 @@ export function sampleFromLogits(
 }
 
 /**
- * The next token of every row and its logprob (float32 [B], see the module doc). Greedy rows take
+ * The next token of every row and its logprob (float32 [B], see the module doc) from logits [B, V]
+ * (float32, or the lm_head's output in the model's dtype: read as float32). Greedy rows take
  * the argmax; the others sample from the top-k/top-p truncated scaled distribution with their
  * uniform numbers (`s.uniforms`).
  */
 export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tensor; logprobs: Tensor } {
   // On CUDA without top-k/top-p: the same draw in one kernel (torch.sampleRows) instead of about a
-  // dozen passes over [B, vocab] (1.1 ms a step at 256 rows of Qwen3's vocabulary on an H200)
-  if (logits.device !== 'cpu' && !s.topK && !s.topP && logits.dtype === 'float32' && torch.hasFusedDecodeKernels()) {
+  // dozen passes over [B, vocab] (1.1 ms a step at 256 rows of Qwen3's vocabulary on an H200); it
+  // reads bf16 logits as they are, where a cast to float32 would write them out again at twice the bytes
+  const oneKernel = logits.dtype === 'float32' || logits.dtype === 'bfloat16';
+  if (logits.device !== 'cpu' && !s.topK && !s.topP && oneKernel && torch.hasFusedDecodeKernels()) {
     const B = logits.size(0);
     return torch.sampleRows(
       logits.contiguous(),
@@ -282,11 +288,12 @@ export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tens
       s.greedy?.contiguous() ?? null,
     );
   }
-  const scaled = scaleLogits(logits, s.temperature);
+  const x = logits.to('float32');
+  const scaled = scaleLogits(x, s.temperature);
   const lse = scaled.logsumexp(-1, true);
   let tokens: Tensor;
   if (s.allGreedy) {
-    tokens = greedyTokens(logits);
+    tokens = greedyTokens(x);
   } else {
     let sampled: Tensor;
     const u = s.uniforms!;
@@ -296,7 +303,7 @@ export function sampleTokens(logits: Tensor, s: SamplingTensors): { tokens: Tens
     } else {
       sampled = sampleFromLogits(scaled, u, lse);
     }
-    tokens = s.greedy ? torch.where(s.greedy, greedyTokens(logits), sampled) : sampled;
+    tokens = s.greedy ? torch.where(s.greedy, greedyTokens(x), sampled) : sampled;
   }
   return { tokens, logprobs: tokenLogprobs(scaled, tokens, lse) };
 }

@@ -238,6 +238,7 @@ export class StepInputs implements Disposable {
       blockTables: tables,
       attention: o.attention,
       fusedKernels: o.fusedKernels,
+      modelDtypeLogits: true,
     });
     const out = this.sample(logits, o.features);
     this.lastTokens?.narrow(0, 0, bucket).copy_(out.tokens);

@@ -84,7 +84,7 @@ export function prepareSampleRows(device: Device): void {
 }
 
 /**
- * Each row's next token and its logprob from float32 logits [B, V] on CUDA, in one kernel: the
+ * Each row's next token and its logprob from float32 or bf16 logits [B, V] on CUDA, in one kernel: the
  * values of the engine's sampleTokens without top-k and top-p (src/engine/sampling.ts) up to the
  * order of sums. scaled = logits / temperature [B]; a row is greedy (first argmax) where `greedy`
  * [B] bool says so, or every row when `uniforms` is null; otherwise it takes the first token whose

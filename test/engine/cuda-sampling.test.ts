@@ -3,7 +3,8 @@
 // so a row draws the same token and logprob, bit for bit, whatever else is in the batch), over
 // vocabularies of odd sizes, with planted ties, masked tokens, u at 0 and
 // right below 1, and two temperatures; then twice per CUDA-graph replay, over new logits each
-// replay, as the kernel's per-row arrival counters must be back at 0 after every launch.
+// replay, as the kernel's per-row arrival counters must be back at 0 after every launch; bf16 logits
+// read as they are draw what their float32 copy draws, bit for bit.
 // A sampled token is checked against the exact inverse CDF (float64): the target u * total must
 // lie in the token's share of the running sum, widened by 1e-5 of the total for the float32 sums'
 // rounding, and the token must not be masked.
@@ -155,6 +156,43 @@ describe('sampleRows on CUDA', { skip }, () => {
       agreement.same >= 0.95 * agreement.draws,
       `${agreement.same} of ${agreement.draws} draws as libtorch's inverse CDF`,
     );
+  });
+
+  it('reads bf16 logits as they are: the tokens and logprobs of their float32 copy, bit for bit', () => {
+    torch.manualSeed(12);
+    torch.noGrad(() => {
+      for (const V of VOCABS) {
+        for (const B of [1, 3, 300]) {
+          torch.scope(() => {
+            const { logits, kinds } = makeLogits(B, V, 1);
+            const half = logits.to('bfloat16');
+            const temps = torch.tensor(
+              kinds.map((_, r) => TEMPS[r % TEMPS.length]),
+              { dtype: 'float32', device: dev },
+            );
+            const u = torch.tensor(
+              kinds.map((_, r) => U[r % U.length]),
+              { dtype: 'float32', device: dev },
+            );
+            const greedy = torch.tensor(
+              kinds.map((_, r) => r % 3 === 2),
+              { device: dev },
+            );
+            for (const [mode, uniforms, mask] of [
+              ['sampled', u, null],
+              ['mixed', u, greedy],
+              ['greedy', null, null],
+            ] as const) {
+              const got = torch.sampleRows(half, temps, uniforms, mask);
+              const want = torch.sampleRows(half.to('float32'), temps, uniforms, mask);
+              const at = `V ${V}, B ${B}, ${mode}`;
+              assert.deepEqual(got.tokens.toArray(), want.tokens.toArray(), `${at}: tokens`);
+              assert.deepEqual(got.logprobs.toArray(), want.logprobs.toArray(), `${at}: logprobs`);
+            }
+          });
+        }
+      }
+    });
   });
 
   it('gives the same tokens and logprobs call after call, and twice per CUDA-graph replay over new logits', () => {
