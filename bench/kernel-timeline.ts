@@ -64,12 +64,17 @@ export function layerLabels(names: string[]): string[] {
   });
 }
 
+/** The kernels a decode step ends with: sampleRows over float32 logits, or over the lm_head's bf16 ones. */
+export const SAMPLING_KERNELS = ['sample_rows', 'sample_rows_bf16'];
+
 /**
- * The decode steps of `events` (their CUDA kernels; a step ends with a kernel named `stepEnd`), the
- * last `steps` of the most common kernel count (the decode graph's), summarized.
+ * The decode steps of `events` (their CUDA kernels; a step ends with a kernel named `stepEnd`, by
+ * default one of SAMPLING_KERNELS), the last `steps` of the most common kernel count (the decode
+ * graph's), summarized.
  */
 export function kernelTimeline(events: ProfileEvent[], o: { stepEnd?: string; steps?: number } = {}): Timeline {
-  const stepEnd = o.stepEnd ?? 'sample_rows';
+  const stepEnds = o.stepEnd ? [o.stepEnd] : SAMPLING_KERNELS;
+  const stepEnd = stepEnds.join("' or '");
   const kernels = events
     .filter((e) => e.device === 'cuda' && !e.name.startsWith('[') && !/^Memcpy|^Memset/.test(e.name))
     .map((e) => ({ start: e.startNs, end: e.startNs + e.durationNs, name: shortKernelName(e.name) }))
@@ -78,7 +83,7 @@ export function kernelTimeline(events: ProfileEvent[], o: { stepEnd?: string; st
   let current: typeof kernels = [];
   for (const k of kernels) {
     current.push(k);
-    if (k.name === stepEnd) {
+    if (stepEnds.includes(k.name)) {
       all.push(current);
       current = [];
     }

@@ -89,12 +89,6 @@ export interface AtenOps {
   argmax: (self: TensorOrScalar, dim?: number | null, keepdim?: boolean) => Tensor;
   /** aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
   argmin: (self: TensorOrScalar, dim?: number | null, keepdim?: boolean) => Tensor;
-  /** aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor */
-  'bitwise_and.Scalar': (self: TensorOrScalar, other: Scalar) => Tensor;
-  /** aten::bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor */
-  'bitwise_right_shift.Tensor_Scalar': (self: TensorOrScalar, other: Scalar) => Tensor;
-  /** aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor */
-  'bitwise_xor.Tensor': (self: TensorOrScalar, other: TensorOrScalar) => Tensor;
   /** aten::bmm(Tensor self, Tensor mat2) -> Tensor */
   bmm: (self: TensorOrScalar, mat2: TensorOrScalar) => Tensor;
   /** aten::cat(Tensor[] tensors, int dim=0) -> Tensor */

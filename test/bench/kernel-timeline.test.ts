@@ -7,8 +7,8 @@ import type { ProfileEvent } from '../../src/torch/index.js';
 
 const us = 1000;
 
-/** Steps of: embed, 3 layers of [gemv 10 us, attention 4 us starting 1 us before gemv ends, gemv 6 us starting 2 us after], sample_rows. */
-function steps(count: number): ProfileEvent[] {
+/** Steps of: embed, 3 layers of [gemv 10 us, attention 4 us starting 1 us before gemv ends, gemv 6 us starting 2 us after], `sampler`. */
+function steps(count: number, sampler = 'sample_rows'): ProfileEvent[] {
   const out: ProfileEvent[] = [
     { name: 'Memcpy HtoD (Pageable -> Device)', device: 'cuda', startNs: 0, durationNs: 5 * us },
   ];
@@ -24,7 +24,7 @@ function steps(count: number): ProfileEvent[] {
       k('gemv_rows', t + 15 * us, 6 * us);
       t += 21 * us;
     }
-    k('sample_rows', t + 3 * us, 2 * us);
+    k(sampler, t + 3 * us, 2 * us);
     out.push({ name: 'aten::mm', device: 'cpu', startNs: t, durationNs: 50 * us });
     t += 5 * us + 100 * us; // 100 us before the next step
   }
@@ -32,7 +32,8 @@ function steps(count: number): ProfileEvent[] {
 }
 
 describe('kernelTimeline', () => {
-  it('splits steps at sample_rows and sums their spans, durations and idle time', () => {
+  it('splits steps at sample_rows (or sample_rows_bf16) and sums their spans, durations and idle time', () => {
+    assert.equal(kernelTimeline(steps(4, 'sample_rows_bf16'), { steps: 3 }).steps.length, 3);
     const t = kernelTimeline(steps(4), { steps: 2 });
     assert.equal(t.steps.length, 2);
     for (const s of t.steps) {
@@ -84,7 +85,7 @@ describe('kernelTimeline', () => {
   it('refuses a profile without two complete steps, saying what it needs', () => {
     assert.throws(
       () => kernelTimeline(steps(1)),
-      /1 steps ending in a 'sample_rows' kernel among 11 CUDA kernels; need 2 or more/,
+      /1 steps ending in a 'sample_rows' or 'sample_rows_bf16' kernel among 11 CUDA kernels; need 2 or more/,
     );
     assert.throws(() => kernelTimeline(steps(3), { stepEnd: 'argmax' }), /0 steps ending in a 'argmax' kernel/);
   });

@@ -1057,7 +1057,8 @@ describe('profiler on CUDA', { skip }, () => {
     assert.equal(trunk.count('gemv_rows'), 0);
     // the layered kernels: each step sampling once and running 6 layers' gemvRows
     const { events, count } = await withTrunkRows(0, profiled);
-    assert.ok(count('sample_rows') >= 11, `sample_rows ${count('sample_rows')} times`);
+    // the decode step samples the lm_head's bf16 logits as they are
+    assert.ok(count('sample_rows_bf16') >= 11, `sample_rows_bf16 ${count('sample_rows_bf16')} times`);
     assert.ok(count('gemv_rows') >= 11 * 6, `gemv_rows ${count('gemv_rows')} times`);
     assert.equal(count('decode_trunk'), 0);
     const t = kernelTimeline(events);
