@@ -65,7 +65,7 @@ export function layerLabels(names: string[]): string[] {
 }
 
 /** The kernels a decode step ends with: sampleRows over float32 logits, or over the lm_head's bf16 ones. */
-export const SAMPLING_KERNELS = ['sample_rows', 'sample_rows_bf16'];
+const SAMPLING_KERNELS = ['sample_rows', 'sample_rows_bf16'];
 
 /**
  * The decode steps of `events` (their CUDA kernels; a step ends with a kernel named `stepEnd`, by

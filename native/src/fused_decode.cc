@@ -138,12 +138,12 @@ __device__ __forceinline__ unsigned holdersOf(const float* sums, float start, fl
   return __ballot_sync(0xffffffffu, target < laneStart + sums[lane] && (target >= laneStart || lane == 0));
 }
 
-// Each row's next token and its logprob from logits [B, V] (float32, or bf16: sample_rows_bf16), as sampling.ts's sampleTokens
-// computes them over libtorch ops (scaled = logits / temperature, lse = logsumexp(scaled); a greedy
-// row takes the first argmax, a sampled row the first token whose running sum of exp(scaled - lse)
-// passes u * total, the last token of nonzero probability if rounding puts u * total at the total;
-// logprob = scaled[token] - lse). uniforms == null: every row is greedy; greedy == null: every row
-// is sampled (when uniforms are given).
+// Each row's next token and its logprob from logits [B, V] (float32; bf16 in sample_rows_bf16), as
+// sampling.ts's sampleTokens computes them over libtorch ops (scaled = logits / temperature, lse =
+// logsumexp(scaled); a greedy row takes the first argmax, a sampled row the first token whose
+// running sum of exp(scaled - lse) passes u * total, the last token of nonzero probability if
+// rounding puts u * total at the total; logprob = scaled[token] - lse). uniforms == null: every row
+// is greedy; greedy == null: every row is sampled (when uniforms are given).
 // A row is spread over P blocks of 32 warps (gridDim.y; FusedSampleRows' sampleSlices: the same P at
 // every batch, so that a row's sums do not depend on the rows beside it): with one block per row,
 // batch 1 left the whole row to one SM, 92 us a step on an H200 (Nsight Compute) against a 1.05 ms
@@ -382,8 +382,9 @@ extern "C" __global__ void __launch_bounds__(1024, 2)
 
 extern "C" __global__ void __launch_bounds__(1024, 2)
     sample_rows_bf16(const bf16* __restrict__ logits, int V, const float* __restrict__ temperature,
-                     const float* __restrict__ uniforms, const bool* __restrict__ greedy, long long* __restrict__ tokens,
-                     float* __restrict__ logprobs, float* __restrict__ slices, int* __restrict__ arrivals) {
+                     const float* __restrict__ uniforms, const bool* __restrict__ greedy,
+                     long long* __restrict__ tokens, float* __restrict__ logprobs, float* __restrict__ slices,
+                     int* __restrict__ arrivals) {
   sampleRows(logits, V, temperature, uniforms, greedy, tokens, logprobs, slices, arrivals);
 }
 
@@ -802,7 +803,8 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
   if (uniforms) row(uniforms, at::kFloat, "uniforms (float32)");
   if (greedy) row(greedy, at::kBool, "greedy mask (bool)");
   at::Tensor tokens = at::empty({B}, logits.options().dtype(at::kLong));
-  at::Tensor logprobs = at::empty({B}, logits.options().dtype(at::kFloat));
+  const auto floats = logits.options().dtype(at::kFloat);
+  at::Tensor logprobs = at::empty({B}, floats);
   Napi::Array result = Napi::Array::New(env, 2);
   if (B > 0) {
     cudaStream_t stream = streamOf(logits);
@@ -814,7 +816,7 @@ Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) {
     TORCH_CHECK(P == 1 || arrivals, kWho,
                 ": sampleRows' counters are not allocated yet and cannot be while a CUDA graph is captured; call "
                 "fusedSamplingPrepare first");
-    at::Tensor slices = P > 1 ? at::empty({B, P, kSliceRecordFloats}, logits.options().dtype(at::kFloat)) : at::Tensor();
+    at::Tensor slices = P > 1 ? at::empty({B, P, kSliceRecordFloats}, floats) : at::Tensor();
     const void* a0 = logits.data_ptr();
     const void* a2 = temperature.data_ptr();
     const void* a3 = uniforms ? uniforms->data_ptr() : nullptr;

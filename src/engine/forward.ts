@@ -162,7 +162,7 @@ export function decodeUsesFlash(cache: KVCache, attention: DecodeAttention, head
 /**
  * One decode step of B sequences of different lengths: each feeds one token at its own position,
  * writes its key and value at its slot, and attends over its cached tokens [0, position].
- * Returns float32 logits [B, vocab].
+ * Returns float32 logits [B, vocab] (with `modelDtypeLogits`, the lm_head's output uncast).
  */
 export function decodeStep(m: GenerationModel, cache: KVCache, o: DecodeInputs): Tensor {
   const { spec } = m;
