@@ -615,10 +615,14 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
-  it("gemvRows gives libtorch's bf16 linear for 1 to 4 rows (with and without a bias)", () => {
+  it("gemvRows gives float32's linear rounded once for 1 to 4 rows (with and without a bias)", () => {
     torch.manualSeed(9);
     torch.noGrad(() =>
       torch.scope(() => {
+        // Against float32's linear, not libtorch's bf16 one: cuBLAS picks a kernel per device, and on an
+        // H100 its bf16 linear of 4x9728 . 2560x9728 + bias came 2.75 bf16 steps from gemvRows (a
+        // split-K reduction rounded in bf16), within 1.5 on an H200 (bench/results/h100-decode-step-kernels.log).
+        const f32 = (t: torch.Tensor) => t.to('float32');
         for (const [M, N, K] of [
           [1, 4096, 1024],
           [2, 1024, 3072],
@@ -630,8 +634,10 @@ describe('fused decode kernels', { skip }, () => {
           const x = bf16([M, K]);
           const w = bf16([N, K], 0.05);
           const b = bf16([N], 0.1);
-          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(x, w), `${M}x${K} . ${N}x${K}`, 0.97, 1.5);
-          assertBf16Close(torch.gemvRows(x, w, b), torch.linear(x, w, b), `${M}x${K} . ${N}x${K} + bias`, 0.97, 1.5);
+          const what = `${M}x${K} . ${N}x${K}`;
+          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(f32(x), f32(w)).to('bfloat16'), what, 0.97);
+          const withBias = torch.linear(f32(x), f32(w), f32(b)).to('bfloat16');
+          assertBf16Close(torch.gemvRows(x, w, b), withBias, `${what} + bias`, 0.97);
         }
       }),
     );
