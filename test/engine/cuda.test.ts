@@ -508,6 +508,9 @@ describe('fused decode kernels', { skip }, () => {
     });
   }
   const bf16 = (shape: number[], scale = 1) => torch.randn(shape, { device: dev }).mul(scale).to('bfloat16');
+  // float32's linear of bf16 operands, rounded to bf16 once: what a bf16 matmul that sums in float32 gives
+  const roundedLinear = (x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | null) =>
+    torch.linear(x.to('float32'), w.to('float32'), b?.to('float32')).to('bfloat16');
 
   it("addRmsNorm gives libtorch's add, rms_norm and weight multiply (with and without a residual)", () => {
     torch.manualSeed(3);
@@ -622,7 +625,6 @@ describe('fused decode kernels', { skip }, () => {
         // Against float32's linear, not libtorch's bf16 one: cuBLAS picks a kernel per device, and on an
         // H100 its bf16 linear of 4x9728 . 2560x9728 + bias came 2.75 bf16 steps from gemvRows (a
         // split-K reduction rounded in bf16), within 1.5 on an H200 (bench/results/h100-decode-step-kernels.log).
-        const f32 = (t: torch.Tensor) => t.to('float32');
         for (const [M, N, K] of [
           [1, 4096, 1024],
           [2, 1024, 3072],
@@ -635,9 +637,8 @@ describe('fused decode kernels', { skip }, () => {
           const w = bf16([N, K], 0.05);
           const b = bf16([N], 0.1);
           const what = `${M}x${K} . ${N}x${K}`;
-          assertBf16Close(torch.gemvRows(x, w, null), torch.linear(f32(x), f32(w)).to('bfloat16'), what, 0.97);
-          const withBias = torch.linear(f32(x), f32(w), f32(b)).to('bfloat16');
-          assertBf16Close(torch.gemvRows(x, w, b), withBias, `${what} + bias`, 0.97);
+          assertBf16Close(torch.gemvRows(x, w, null), roundedLinear(x, w, null), what, 0.97);
+          assertBf16Close(torch.gemvRows(x, w, b), roundedLinear(x, w, b), `${what} + bias`, 0.97);
         }
       }),
     );
@@ -666,8 +667,7 @@ describe('fused decode kernels', { skip }, () => {
           const first = torch.gemvRows(x, w, b);
           // against float32's linear rounded once (a bf16 linear of so few rows may reduce split sums in
           // bf16, a step off in a third of a 2x3 output)
-          const f32 = (t: torch.Tensor) => t.to('float32');
-          assertBf16Close(first, torch.linear(f32(x), f32(w), f32(b)).to('bfloat16'), what, 0.97, 1.01);
+          assertBf16Close(first, roundedLinear(x, w, b), what, 0.97, 1.01);
           const bits = (t: torch.Tensor) => t.view(-1).to('float32').toArray() as number[];
           const graph = new torch.CUDAGraph();
           try {
