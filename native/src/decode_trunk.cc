@@ -471,8 +471,10 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
       mbarWait(full + 8 * slot, use & 1);
 #endif
       const int rows = min(m.rowsPerStage, m.r1 - r);
-      for (int i = 0; i < rows; i++) {
-        if ((r - m.r0 + i) % CONSUMERS != warp) continue;
+      // this warp's first row of the stage, then every CONSUMERS-th: one remainder a stage, not one a
+      // row (a test of every row by every warp took q/k/v's rows 7.4 us a layer, o's 4.3, against
+      // 6.1 and 3.6 on the H100: bench/results/h200-decode-trunk.log section 16)
+      for (int i = (warp + CONSUMERS - (r - m.r0) % CONSUMERS) % CONSUMERS; i < rows; i += CONSUMERS) {
         const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
         float acc[ROWS];
 #pragma unroll
