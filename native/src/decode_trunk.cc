@@ -461,21 +461,25 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
   unsigned long long waited = 0;
 #endif
   bf16 gate[GU_OWN][ROWS];  // lane 0's: the gate values of its rows of a paired stage
+  // the stage's slot and phase parity, and this warp's first row of each stage (then every
+  // CONSUMERS-th), carried from stage to stage: no division a stage (with a remainder by
+  // CONSUMERS a stage, o's rows took 3.59 us a layer against 3.38 on the H100, and a test of every
+  // row by every warp 4.3: bench/results/h200-decode-trunk.log sections 16 and 17)
+  unsigned slot = k % RING_STAGES, parity = (k / RING_STAGES) & 1;
+  int first = warp;
+  const int firstStep = m.rowsPerStage % CONSUMERS;
   for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
     for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
-      const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
       const unsigned long long t0 = nowNs();
-      mbarWait(full + 8 * slot, use & 1);
+      mbarWait(full + 8 * slot, parity);
       waited += nowNs() - t0;
 #else
-      mbarWait(full + 8 * slot, use & 1);
+      mbarWait(full + 8 * slot, parity);
 #endif
       const int rows = min(m.rowsPerStage, m.r1 - r);
-      // this warp's first row of the stage, then every CONSUMERS-th: one remainder a stage, not one a
-      // row (a test of every row by every warp took q/k/v's rows 7.4 us a layer, o's 4.3, against
-      // 6.1 and 3.6 on the H100: bench/results/h200-decode-trunk.log section 16)
-      for (int i = (warp + CONSUMERS - (r - m.r0) % CONSUMERS) % CONSUMERS; i < rows; i += CONSUMERS) {
+      // o: the row's index among this warp's rows of the stage
+      for (int i = first, o = 0; i < rows; i += CONSUMERS, o++) {
         const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
         float acc[ROWS];
 #pragma unroll
@@ -495,9 +499,9 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
           for (int j = 0; j < ROWS; j++) {
             const bf16 v = toBf16(acc[j] + b);
             if (m.paired && half == 0)
-              gate[i / CONSUMERS][j] = v;
+              gate[o][j] = v;
             else if (m.paired)
-              putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[i / CONSUMERS][j], v), tag);
+              putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[o][j], v), tag);
             else if (plain)
               plain[(size_t)j * m.N + n] = v;
             else
@@ -507,7 +511,9 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
       }
       __syncwarp();
       if (lane == 0) mbarArrive(empty + 8 * slot);
+      if (++slot == RING_STAGES) slot = 0, parity ^= 1;
     }
+    if ((first -= firstStep) < 0) first += CONSUMERS;
   }
 #ifdef TRUNK_TRACE
   if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait), waited / CONSUMERS);
