@@ -478,8 +478,8 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
       mbarWait(full + 8 * slot, parity);
 #endif
       const int rows = min(m.rowsPerStage, m.r1 - r);
-      // o: the row's index among this warp's rows of the stage
-      for (int i = first, o = 0; i < rows; i += CONSUMERS, o++) {
+      // own: the row's index among this warp's rows of the stage (gate's first index)
+      for (int i = first, own = 0; i < rows; i += CONSUMERS, own++) {
         const uint4* w = reinterpret_cast<const uint4*>(ring + (size_t)slot * STAGE_BYTES) + (size_t)i * chunks;
         float acc[ROWS];
 #pragma unroll
@@ -499,9 +499,9 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
           for (int j = 0; j < ROWS; j++) {
             const bf16 v = toBf16(acc[j] + b);
             if (m.paired && half == 0)
-              gate[o][j] = v;
+              gate[own][j] = v;
             else if (m.paired)
-              putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[o][j], v), tag);
+              putTagged(tagged + (size_t)j * INTER + r + i, siluMul(gate[own][j], v), tag);
             else if (plain)
               plain[(size_t)j * m.N + n] = v;
             else
