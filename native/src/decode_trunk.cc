@@ -32,9 +32,10 @@
 // Every block must be resident at once (it waits for the others): the grid is one block per SM, each
 // holding nearly all of an SM's shared memory, so no second block fits beside it.
 //
-// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step 372
-// tokens/s (71% of the roofline; section 12) against 364-369 with 8 consumer warps, 352 with fenced
-// counts and plain outputs, 326 layered; 68 us a layer traced. Its trace
+// Measured on the H200 (bench/results/h200-decode-trunk.log): the Qwen3-4B shape's batch-1 step
+// 379-393 tokens/s (73-75% of the roofline; section 19, 66 us a layer traced); before c8d39ce's row
+// loop 372 (71%; section 12) against 364-369 with 8 consumer warps, 352 with fenced counts and plain
+// outputs, 326 layered; 68 us a layer traced. Its trace
 // (AGENT_R1_DECODE_TRUNK_TRACE=1, bench/trunk-trace.ts, section 11) says where the rest goes: the
 // weights take 47 us a layer at the copy bandwidth, and the memory idles through the phases'
 // hand-offs (each phase's staging 3.5-4 us, the attention 10 us between the q/k/v and o matmuls)
