@@ -60,7 +60,11 @@
 // a long chain of dependent steps: 215. Section 12: the attention's partial sums as tagged words
 // polled by one split instead of the fenced arrival (337: the polls slow the rest), the merge's loads
 // batched several values a thread (362-367 against 372 a value at a time), dot8 as two chains of
-// products, the row loop's loads batched ahead of its products (351-367).
+// products, the row loop's loads batched ahead of its products (351-367). The ring's stages sized for
+// whole rows of every matmul (layoutFor; AGENT_R1_DECODE_TRUNK_STAGE_RULE=longest keeps the longest
+// row's rule) shortened q/k/v's rows 6.1 -> 4.9 us a layer on an H100 and, with the step's copies as
+// kernels (StepInputs), the step by 0.02-0.56% in each of six pairs on two H100s (sections 22-23); the
+// H200, where the hand-offs weigh more, has not measured it.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -738,12 +742,32 @@ struct Layout {
 
 int roundUp(int n, int to) { return (n + to - 1) / to * to; }
 
-// The ring takes what shared memory is left
+// What a stage size gives the weight stream: the bytes of whole rows the ring holds past the stage
+// the consumers are reading (the copies that can be in flight, or landed ahead, while a matmul's
+// input is being handed over and nothing else is read), capped at a block's share of the matmul,
+// weighted by the matmul's bytes a layer.
+double ringAhead(const Shape& s, int blocks, int stageBytes, int stages) {
+  const int64_t hq = static_cast<int64_t>(s.heads) * s.headDim;
+  const struct { int64_t n, k; } matmuls[] = {
+      {hq + 2LL * s.kvHeads * s.headDim, s.hidden}, {s.hidden, hq}, {2LL * s.inter, s.hidden}, {s.hidden, s.inter}};
+  double sum = 0;
+  for (const auto& m : matmuls) {
+    const int64_t rowBytes = 2 * m.k, perStage = stageBytes / rowBytes;
+    const int64_t blockRows = (m.n + blocks - 1) / blocks;
+    const int64_t ahead = std::min<int64_t>(perStage * (stages - 1), blockRows) * rowBytes;
+    sum += static_cast<double>(m.n * rowBytes) * static_cast<double>(ahead);
+  }
+  return sum;
+}
+
+// The ring takes what shared memory is left, in stages of whole rows (one copy a stage) sized for
+// the most rows ahead: a stage of the longest row leaves a fifth of itself empty under shorter rows
+// (the 4B shape: 3 of the hidden size's 5,120-byte rows in 19,456 bytes, the down row's), and the
+// memory idles through each hand-off once the ring's copies have landed, so its empty bytes are
+// bytes not read then.
 Layout layoutFor(const Shape& s, int device) {
   Layout out;
   const int longest = std::max({s.hidden, s.heads * s.headDim, s.inter}) * 2;
-  // a stage holds the longest row, and at least 16 KiB (several short rows: one copy for them)
-  out.stageBytes = roundUp(std::max(longest, kMinStageBytes), 128);
   const int attention =
       static_cast<int>(paged_attention::sharedBytes(s.headDim, s.group(), kAttentionWarps));
   out.xsBytes = roundUp(std::max(s.rows * longest, attention), 128);
@@ -751,7 +775,24 @@ Layout layoutFor(const Shape& s, int device) {
   // the kernel's static shared memory (partial sums of squares, flags) and the runtime's reserve
   const int fixed = out.xsBytes + queries + 1024;
   const int left = nvrtc::maxSharedBytes(device) - fixed;
-  out.ringStages = std::max(0, left / (out.stageBytes + 16));
+  const auto stagesOf = [&](int stageBytes) { return std::max(0, left / (stageBytes + 16)); };
+  const auto take = [&](int stageBytes) { out.stageBytes = stageBytes, out.ringStages = stagesOf(stageBytes); };
+  // a stage holds the longest row, and at least 16 KiB (several short rows: one copy for them)
+  const int smallest = roundUp(std::max(longest, kMinStageBytes), 128);
+  take(smallest);
+  if (nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_STAGE_RULE", {"longest"}).empty()) {
+    const int blocks = nvrtc::smCount(device);
+    double best = ringAhead(s, blocks, out.stageBytes, out.ringStages);
+    // candidates: whole multiples of each row length, from the smallest stage to a ring of the
+    // fewest stages; the first of equal ones (more, smaller stages) kept
+    for (const int rowBytes : {2 * s.hidden, 2 * s.heads * s.headDim, 2 * s.inter})
+      for (int bytes = rowBytes; stagesOf(bytes) >= kMinRingStages; bytes += rowBytes) {
+        const int stageBytes = roundUp(bytes, 128), stages = stagesOf(stageBytes);
+        if (stageBytes < smallest || stages < kMinRingStages) continue;
+        const double ahead = ringAhead(s, blocks, stageBytes, stages);
+        if (ahead > best || (ahead == best && stageBytes < out.stageBytes)) best = ahead, take(stageBytes);
+      }
+  }
   out.sharedBytes = out.ringStages * out.stageBytes + out.xsBytes + queries + 16 * out.ringStages;
   return out;
 }

@@ -86,6 +86,26 @@ extern "C" __global__ void silu_mul(const unsigned int* __restrict__ gu, unsigne
   }
 }
 
+// dst[i] = src[i] for n 4-byte words, one side in pinned host memory reached through its device
+// address (copyPinned): a step's inputs and its sampled tokens sent between host and device as a
+// kernel rather than the copy engine's transfers, which start some microseconds after the work ahead
+// of them in the stream ends. Each thread's first word is read before the wait: host memory the
+// host wrote before the launch, or device memory that only the kernels ahead write, read again
+// after the wait when it is device memory (readAfterWait).
+extern "C" __global__ void copy_words(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst,
+                                      long long n, int readAfterWait) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int v = i < n && !readAfterWait ? src[i] : 0u;
+  depWait();
+  depLaunchNext();
+  if (readAfterWait && i < n) v = src[i];
+  for (; i < n; i += stride) {
+    dst[i] = v;
+    if (i + stride < n) v = src[i + stride];
+  }
+}
+
 // a logit as float32: sample_rows reads float32 logits, sample_rows_bf16 an lm_head's bf16 output
 // as it is (the cast to float32 it replaces is exact, so both draw the same tokens and logprobs)
 __device__ __forceinline__ float logitAt(const float* __restrict__ row, int i) { return row[i]; }
@@ -666,6 +686,43 @@ Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) {
   return wrapTensor(env, out);
 }
 
+// fusedCopyPinned(dst, src): dst.copy_(src) between a contiguous pinned host tensor and a contiguous
+// CUDA tensor (either way) of one dtype and size (a multiple of 4 bytes), as one copy_words launch
+// on the CUDA tensor's stream
+Napi::Value FusedCopyPinned(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const at::Tensor& dst = unwrapTensor(env, info[0], "dst");
+  const at::Tensor& src = unwrapTensor(env, info[1], "src");
+  const bool upload = src.device().is_cpu();
+  const at::Tensor& host = upload ? src : dst;
+  const at::Tensor& device = upload ? dst : src;
+  TORCH_CHECK(device.is_cuda() && device.is_contiguous() && host.device().is_cpu() && host.is_contiguous() &&
+                  host.is_pinned(),
+              kWho,
+              ": copyPinned copies between a contiguous pinned host tensor (torch.empty(..., { pinMemory: true })) "
+              "and a contiguous CUDA tensor, got ",
+              src.device(), src.is_pinned() ? " (pinned)" : "", " into ", dst.device(), dst.is_pinned() ? " (pinned)" : "");
+  TORCH_CHECK(src.scalar_type() == dst.scalar_type() && src.numel() == dst.numel(), kWho,
+              ": copyPinned's tensors must have one dtype and size, got ", src.scalar_type(), " [", src.numel(),
+              "] into ", dst.scalar_type(), " [", dst.numel(), "]");
+  const size_t bytes = static_cast<size_t>(dst.numel()) * dst.element_size();
+  TORCH_CHECK(bytes % 4 == 0, kWho, ": copyPinned copies 4-byte words, got ", bytes, " bytes");
+  long long n = static_cast<long long>(bytes / 4);
+  if (n == 0) return env.Undefined();
+  void* mapped = nullptr;
+  C10_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host.data_ptr(), 0));
+  cudaStream_t stream = streamOf(device);
+  void* f = rowKernel(device.get_device(), "copy_words", stream);
+  const void* a0 = upload ? mapped : src.data_ptr();
+  void* a1 = upload ? dst.data_ptr() : mapped;
+  int readAfterWait = upload ? 0 : 1;
+  void* args[] = {&a0, &a1, &n, &readAfterWait};
+  const long long threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 1024));
+  nvrtc::launch(f, dim3(blocks), dim3(threads), 0, stream, args, kWho);
+  return env.Undefined();
+}
+
 // fusedGemvRows(x, weight [N, K] bf16, bias [N] bf16 | null, mode, residual | null, normWeight | null, eps)
 //   -> [out [M, N], residualOut | null], M <= 4, K % 8 == 0; x by mode (gemv_rows): 0 x [M, K];
 //   1 gu [M, 2 K] (silu(gate) * up is multiplied); 2 x [M, K] with residual [M, K] | null and
@@ -840,6 +897,7 @@ Napi::Value FusedSamplingPrepare(const Napi::CallbackInfo& info) {
   const int device = info[0].As<Napi::Number>().Int32Value();
   rowKernel(device, "sample_rows", nullptr);
   rowKernel(device, "sample_rows_bf16", nullptr);
+  rowKernel(device, "copy_words", nullptr);
   sampleArrivals(device, nullptr);
   return info.Env().Undefined();
 }
@@ -877,6 +935,7 @@ Napi::Value DependentLaunches(const Napi::CallbackInfo& info) {
 Napi::Value FusedAddRmsNorm(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedQkNormRopeCache(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSiluMul(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
+Napi::Value FusedCopyPinned(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedDecodePrepare(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedSampleRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
 Napi::Value FusedGemvRows(const Napi::CallbackInfo& info) { noCuda(info.Env()); }
@@ -892,6 +951,7 @@ void registerFusedDecode(Napi::Env env, Napi::Object exports) {
   exportFunction<FusedAddRmsNorm>(env, exports, "fusedAddRmsNorm");
   exportFunction<FusedQkNormRopeCache>(env, exports, "fusedQkNormRopeCache");
   exportFunction<FusedSiluMul>(env, exports, "fusedSiluMul");
+  exportFunction<FusedCopyPinned>(env, exports, "fusedCopyPinned");
   exportFunction<FusedDecodePrepare>(env, exports, "fusedDecodePrepare");
   exportFunction<FusedSampleRows>(env, exports, "fusedSampleRows");
   exportFunction<FusedGemvRows>(env, exports, "fusedGemvRows");

@@ -31,6 +31,21 @@ import {
   type SamplingFeatures,
 } from './sampling.js';
 
+/**
+ * Whether, with runAhead on CUDA, a step's inputs go to the device and its tokens and logprobs come
+ * back to pinned memory by kernels (torch.copyPinned, the default) or by the copy engine
+ * (non-blocking copy_s; AGENT_R1_STEP_COPIES=copy-engine, to compare them in bench/engine-decode.ts).
+ * With CUDA graphs these copies sit between two steps' graphs, and each copy-engine transfer starts
+ * some microseconds after the work ahead of it ends (the 4B shape's batch-1 step on an H100 idled
+ * 18 us a step before its first kernel; bench/results/h100-decode-step-kernels.log).
+ */
+function copiesByKernel(): boolean {
+  const v = process.env.AGENT_R1_STEP_COPIES;
+  if (v === undefined || v === '' || v === 'kernel') return true;
+  if (v === 'copy-engine') return false;
+  throw new RangeError(`AGENT_R1_STEP_COPIES must be 'kernel' (the default) or 'copy-engine', got '${v}'`);
+}
+
 /** One decode step's rows. */
 export interface DecodeRows {
   /** The token each row feeds. */
@@ -74,12 +89,16 @@ export class StepInputs implements Disposable {
   private readonly lastTokens: Tensor | null;
   /** With runAhead on CUDA: pinned staging, and pinned token ids and logprobs of a step, two of each used in turn. */
   private readonly pinned: { staging: Tensor[]; tokens: Tensor[]; logprobs: Tensor[] } | null;
+  /** Whether the copies to and from `pinned` are kernels (copiesByKernel, read once, at construction). */
+  private readonly pinnedByKernel: boolean;
   private uploads = 0;
   private readBacks = 0;
 
   constructor(
     private readonly o: { maxBatch: number; maxWidth: number; vocabSize: number; device: Device; runAhead?: boolean },
   ) {
+    // read on every device, so that a bad value fails where the engine is built, before anything is allocated
+    const byKernel = copiesByKernel();
     const size = (SAMPLING_FIELDS + INT_FIELDS) * o.maxBatch + o.maxBatch * o.maxWidth;
     this.host = new Float64Array(size);
     this.staged = torch.keep(torch.zeros([size], { dtype: 'float64', device: o.device }));
@@ -95,6 +114,7 @@ export class StepInputs implements Disposable {
     this.pinned = pin
       ? { staging: two(size, 'float64'), tokens: two(o.maxBatch, 'int64'), logprobs: two(o.maxBatch, 'float32') }
       : null;
+    this.pinnedByKernel = pin === true && byKernel;
   }
 
   /**
@@ -154,7 +174,8 @@ export class StepInputs implements Disposable {
         return;
       }
       const pinned = this.pinned.staging[this.uploads++ % 2].narrow(0, 0, n).copy_(values);
-      this.staged.narrow(0, 0, n).copy_(pinned, { nonBlocking: true });
+      if (this.pinnedByKernel) torch.copyPinned(this.staged.narrow(0, 0, n), pinned);
+      else this.staged.narrow(0, 0, n).copy_(pinned, { nonBlocking: true });
     });
   }
 
@@ -174,6 +195,11 @@ export class StepInputs implements Disposable {
     const tokens = this.pinned.tokens[k];
     const logprobs = this.pinned.logprobs[k];
     torch.scope(() => {
+      if (this.pinnedByKernel) {
+        torch.copyPinned(tokens.narrow(0, 0, n), out.tokens.contiguous());
+        torch.copyPinned(logprobs.narrow(0, 0, n), out.logprobs.to('float32').contiguous());
+        return;
+      }
       tokens.narrow(0, 0, n).copy_(out.tokens, { nonBlocking: true });
       logprobs.narrow(0, 0, n).copy_(out.logprobs.to('float32'), { nonBlocking: true });
     });

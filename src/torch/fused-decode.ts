@@ -78,7 +78,17 @@ export function siluMul(gateUp: Tensor): Tensor {
   return wrap(withTorchError('siluMul', [gateUp.shape], () => native.fusedSiluMul(gateUp.handle$)));
 }
 
-/** Compiles and loads `sampleRows` now (it cannot be during a CUDA graph capture). */
+/**
+ * dst.copy_(src) between a contiguous pinned host tensor and a contiguous CUDA tensor (either way) of
+ * one dtype and size (a multiple of 4 bytes), as one kernel on the CUDA tensor's stream that reaches
+ * the host memory through its device address: the copy engine's transfer that a non-blocking copy_
+ * queues starts some microseconds after the work ahead of it ends, where a kernel starts at once.
+ */
+export function copyPinned(dst: Tensor, src: Tensor): void {
+  withTorchError('copyPinned', [dst.shape, src.shape], () => native.fusedCopyPinned(dst.handle$, src.handle$));
+}
+
+/** Compiles and loads `sampleRows` (and copyPinned's kernel) now (it cannot be during a CUDA graph capture). */
 export function prepareSampleRows(device: Device): void {
   withTorchError('prepareSampleRows', [], () => native.fusedSamplingPrepare(cudaIndex(device)));
 }

@@ -77,6 +77,7 @@ export { hasPagedDecodeAttention, pagedDecodeAttention, preparePagedDecodeAttent
 export {
   addRmsNorm,
   addRmsNormGemvRows,
+  copyPinned,
   dependentLaunches,
   GEMV_MAX_ROWS,
   gemvRows,

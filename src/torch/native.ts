@@ -92,6 +92,7 @@ export interface NativeBinding {
     eps: number,
   ): Handle;
   fusedSiluMul(gateUp: Handle): Handle;
+  fusedCopyPinned(dst: Handle, src: Handle): void;
   fusedDecodePrepare(device: number, headDim: number): void;
   fusedSampleRows(
     logits: Handle,

@@ -555,6 +555,46 @@ describe('fused decode kernels', { skip }, () => {
     );
   });
 
+  it("copyPinned gives copy_'s bits both ways between pinned host memory and the device (one word, one block, the grid's stride loop), and names what it refuses", () => {
+    torch.manualSeed(6);
+    torch.noGrad(() =>
+      torch.scope(() => {
+        for (const [n, dtype] of [
+          [1, 'float32'],
+          [2, 'bfloat16'],
+          [300, 'int64'],
+          [300_001, 'float64'],
+        ] as const) {
+          const host = torch.randn([n]).mul(1e3).to(dtype);
+          const pinned = torch.empty([n], { dtype, pinMemory: true }).copy_(host);
+          const onDevice = torch.zeros([n], { dtype, device: dev });
+          torch.copyPinned(onDevice, pinned);
+          assert.ok(onDevice.to('cpu').eq(host).all().item(), `${n} ${dtype} to the device: every value copied`);
+          const back = torch.empty([n], { dtype, pinMemory: true }).copy_(torch.zeros([n], { dtype }));
+          torch.copyPinned(back, onDevice.mul(2));
+          torch.cuda.synchronize();
+          assert.ok(back.eq(host.mul(2)).all().item(), `${n} ${dtype} back to the host: every value copied`);
+        }
+        const pinned = torch.empty([8], { dtype: 'float64', pinMemory: true });
+        const dst = torch.zeros([8], { dtype: 'float64', device: dev });
+        assert.throws(() => torch.copyPinned(dst, torch.zeros([8], { dtype: 'float64' })), /pinned host tensor/);
+        assert.throws(
+          () => torch.copyPinned(dst, torch.empty([8], { dtype: 'float32', pinMemory: true })),
+          /one dtype and size/,
+        );
+        assert.throws(() => torch.copyPinned(dst.narrow(0, 0, 4), pinned), /one dtype and size/);
+        assert.throws(
+          () =>
+            torch.copyPinned(
+              torch.zeros([1], { dtype: 'bfloat16', device: dev }),
+              torch.empty([1], { dtype: 'bfloat16', pinMemory: true }),
+            ),
+          /4-byte words/,
+        );
+      }),
+    );
+  });
+
   it('qkNormRopeCache gives the q/k norms, RoPE and cache writes of libtorch (head dims 64, 128, 256; with and without q/k norms)', () => {
     torch.manualSeed(5);
     torch.noGrad(() =>

@@ -225,4 +225,23 @@ describe('StepInputs', () => {
     m.invFreq.dispose();
     model.dispose();
   });
+
+  it('AGENT_R1_STEP_COPIES: a value other than kernel or copy-engine is refused when StepInputs is built, on the CPU too', () => {
+    const before = process.env.AGENT_R1_STEP_COPIES;
+    try {
+      process.env.AGENT_R1_STEP_COPIES = 'dma';
+      assert.throws(
+        () => new StepInputs({ maxBatch: 2, maxWidth: 2, vocabSize: 8, device: 'cpu', runAhead: true }),
+        /AGENT_R1_STEP_COPIES must be 'kernel' \(the default\) or 'copy-engine', got 'dma'/,
+      );
+      for (const ok of ['kernel', 'copy-engine', '']) {
+        process.env.AGENT_R1_STEP_COPIES = ok;
+        using inputs = new StepInputs({ maxBatch: 2, maxWidth: 2, vocabSize: 8, device: 'cpu', runAhead: true });
+        assert.ok(inputs, ok);
+      }
+    } finally {
+      if (before === undefined) delete process.env.AGENT_R1_STEP_COPIES;
+      else process.env.AGENT_R1_STEP_COPIES = before;
+    }
+  });
 });
