@@ -63,7 +63,7 @@
 // products, the row loop's loads batched ahead of its products (351-367). The ring's stages sized for
 // whole rows of every matmul (layoutFor; AGENT_R1_DECODE_TRUNK_STAGE_RULE=longest keeps the longest
 // row's rule) shortened q/k/v's rows 6.1 -> 4.9 us a layer on an H100 and, with the step's copies as
-// kernels (StepInputs), the step by 0.02-0.56% in each of six pairs on two H100s (sections 22-23); the
+// kernels (StepInputs), the step by 0.02-0.56% in each of nine pairs on three H100s (sections 22-23); the
 // H200, where the hand-offs weigh more, has not measured it.
 #include "handles.h"
 
