@@ -47,9 +47,11 @@ const STEPS: [string, (e: number[]) => number | null][] = [
     'attention: attend, merge (blocks that count a head)',
     (e) => (e[E.attDone] > e[E.attReady] ? e[E.attDone] - e[E.attReady] : null),
   ],
-  ['o: wait for the heads (from q/k/v done)', (e) => e[E.oReady] - e[E.qkvDone]],
-  ['o: stage', (e) => e[E.oStaged] - e[E.oReady]],
-  ['o: rows', (e) => e[E.oDone] - e[E.oStaged]],
+  // o by KV head (the trunk's default where the shape allows): ready once the block's own attention
+  // items are done, staged at once, and its rows take the waits for each head as well
+  ['o: wait for the heads (from q/k/v done; by head: for its attention)', (e) => e[E.oReady] - e[E.qkvDone]],
+  ['o: stage (by head: 0)', (e) => e[E.oStaged] - e[E.oReady]],
+  ["o: rows (by head: with each head's wait)", (e) => e[E.oDone] - e[E.oStaged]],
   ['gate/up: start', (e) => e[E.guReady] - e[E.oDone]],
   ["gate/up: poll o's output, stage the normed input", (e) => e[E.guStaged] - e[E.guReady]],
   ['gate/up: rows', (e) => e[E.guDone] - e[E.guStaged]],

@@ -23,7 +23,12 @@
 //           that holds the newest token, writes that token's key and value to the cache; the last
 //           split of a head to arrive merges the splits (their arrivals fenced: the partial sums are
 //           plain floats) and writes the head's words; each head merged counts;
-//   o, down rows as q/k/v, each once the phase before is complete;
+//   o       a KV head's columns at a time (multiplyOByHead): each block stages a head's output as soon
+//           as that head is merged (polling its words, no count) and multiplies it by the ring stage
+//           that holds those columns of all its rows, while later heads are still attended; where a
+//           block's rows of a head do not fit a stage, or AGENT_R1_DECODE_TRUNK_O=rows, by rows as
+//           q/k/v once every head is merged;
+//   down    rows as q/k/v, once gate/up is complete;
 //   gate/up block b takes intermediate indices [I b / G, I (b + 1) / G), each of its warps the gate
 //           and the up row of an index, and writes silu(gate) * up, down's input.
 // A block waits for a count with one thread spinning on an acquiring load, the others at a barrier,
@@ -64,7 +69,9 @@
 // whole rows of every matmul (layoutFor; AGENT_R1_DECODE_TRUNK_STAGE_RULE=longest keeps the longest
 // row's rule) shortened q/k/v's rows 6.1 -> 4.9 us a layer on an H100 and, with the step's copies as
 // kernels (StepInputs), the step by 0.02-0.56% in each of nine pairs on three H100s (sections 22-23); the
-// H200, where the hand-offs weigh more, has not measured it.
+// H200, where the hand-offs weigh more, has not measured it. o by KV head (section 24) shortened the
+// 4B batch-1 step by 54-96 us (1.6-2.9%) in each of seven pairs on two H100s, 82.5 -> 80.7 us a layer
+// traced: gate/up's staging waited 8.4 -> 3.5 us, as o's outputs come out as the last head lands.
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -127,6 +134,14 @@ struct TrunkLayer {
 };
 struct TrunkLayers {
   TrunkLayer l[LAYERS];
+};
+// With O_BY_HEAD: each layer's o weight as a tensor map (cuda.h's CUtensorMap) in boxes of
+// O_BOX_ROWS rows by O_BOX_COLS columns, for the copy engine's 2-d copies of a KV head's columns
+struct __align__(64) TensorMap {
+  unsigned long long bytes[16];
+};
+struct OMaps {
+  TensorMap m[LAYERS];
 };
 // The step's inputs, scratch and outputs. The host lays out its TrunkIo alike. The matmuls' outputs
 // that other blocks read are tagged words (putTagged): a bf16 value in the low half, the layer's tag
@@ -212,6 +227,25 @@ __device__ __forceinline__ void bulkCopy(unsigned dst, const void* src, unsigned
       "l"(src), "r"(bytes), "r"(bar), "l"(policy)
       : "memory");
 }
+
+#ifdef O_BY_HEAD
+// the box of `map` at column x, row y to shared memory dst, completing on barrier bar
+__device__ __forceinline__ void tensorCopy(unsigned dst, const TensorMap* map, int x, int y, unsigned bar,
+                                           unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
+      "%3}], [%4], %5;" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(bar), "l"(policy)
+      : "memory");
+}
+// a KV head's columns of o (its query heads'), in uint4 of 8 values; the boxes of a stage
+#define O_COLS (GROUP * HEAD_DIM)
+#define O_CHUNKS (O_COLS / 8)
+#define O_BOXES (O_COLS / O_BOX_COLS)
+#define O_BOX_BYTES (O_BOX_ROWS * O_BOX_COLS * 2)
+// a warp's rows of the block's o rows, at most
+#define O_OWN ((O_BOX_ROWS + CONSUMERS - 1) / CONSUMERS)
+#endif
 
 __device__ __forceinline__ int loadAcquire(const int* p) {
   int v;
@@ -417,7 +451,8 @@ __device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
 // The producer (one thread): every ring stage of the step in the consumers' order, each once the
 // consumers are done with what the stage held before. Weights are read once a step: evicted first
 // from L2, which keeps the activations and the cache.
-__device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, unsigned empty, long long* trace) {
+__device__ void produce(const TrunkLayers& layers, const TensorMap* oMaps, char* ring, unsigned full, unsigned empty,
+                        long long* trace) {
   unsigned long long policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   unsigned k = 0;
@@ -429,6 +464,27 @@ __device__ void produce(const TrunkLayers& layers, char* ring, unsigned full, un
 #endif
     for (int t = 0; t < 4; t++) {
       const Matmul m = matmulOf(layers.l[l], t);
+#ifdef O_BY_HEAD
+      if (t == 1) {  // o: a stage a KV head, its columns of every row of the block's (multiplyOByHead)
+        for (int h = 0; h < HKV; h++, k++) {
+          const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+#ifdef TRUNK_TRACE
+          const unsigned long long t0 = nowNs();
+#endif
+          if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
+#ifdef TRUNK_TRACE
+          waited += nowNs() - t0;
+#endif
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
+                       "r"(O_BOXES * O_BOX_BYTES)
+                       : "memory");
+          for (int box = 0; box < O_BOXES; box++)
+            tensorCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES + box * O_BOX_BYTES), oMaps + l,
+                       h * O_COLS + box * O_BOX_COLS, m.r0, full + 8 * slot, policy);
+        }
+        continue;
+      }
+#endif
       for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
         for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
           const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
@@ -525,9 +581,89 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
 #endif
 }
 
+#ifdef O_BY_HEAD
+// The consumers' o, a KV head at a time: each head's columns staged from the attention's tagged words
+// as soon as that head has been merged (polling the words: no count of the heads), then multiplied by
+// the ring stage that holds those columns of every row of the block's (O_BOXES boxes of O_BOX_ROWS rows
+// by O_BOX_COLS), while later heads are still being attended. A lane adds its products of head h's
+// columns c = h O_CHUNKS + lane + 32 i onto the sums of the heads before, so it adds the same products
+// in the same order as multiply (gemv_rows' order, c = lane + 32 i over the whole row), and the warp
+// sums once at the end: the outputs are multiply's bits.
+__device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagged, unsigned tag,
+                                                const unsigned* words, uint4* xs, const char* ring, unsigned full,
+                                                unsigned empty, unsigned& k, long long* landedWait) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = HQ * HEAD_DIM / 8;
+  const int r0 = (int)((long long)HIDDEN * blockIdx.x / gridDim.x);
+  const int rows = (int)((long long)HIDDEN * (blockIdx.x + 1) / gridDim.x) - r0;
+#ifdef TRUNK_TRACE
+  unsigned long long waited = 0;
+#endif
+  float acc[O_OWN][ROWS];
+#pragma unroll
+  for (int o = 0; o < O_OWN; o++)
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) acc[o][j] = 0.f;
+  unsigned slot = k % RING_STAGES, parity = (k / RING_STAGES) & 1;
+  for (int h = 0; h < HKV; h++, k++) {
+    for (int e = threadIdx.x; e < ROWS * O_CHUNKS; e += CONSUMER_THREADS) {
+      const int i = (e / O_CHUNKS) * chunks + h * O_CHUNKS + e % O_CHUNKS;
+      uint4 v[2];
+      const int at[2] = {2 * i, 2 * i + 1};
+      pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
+      xs[i] = untag(v[0], v[1]);
+    }
+    consumerSync();
+#ifdef TRUNK_TRACE
+    const unsigned long long t0 = nowNs();
+    mbarWait(full + 8 * slot, parity);
+    waited += nowNs() - t0;
+#else
+    mbarWait(full + 8 * slot, parity);
+#endif
+    const char* stage = ring + (size_t)slot * STAGE_BYTES;
+#pragma unroll
+    for (int o = 0; o < O_OWN; o++) {
+      const int i = warp + o * CONSUMERS;
+      if (i >= rows) break;
+#pragma unroll
+      for (int c = lane; c < O_CHUNKS; c += 32) {
+        const uint4 wv = reinterpret_cast<const uint4*>(stage + (c / (O_BOX_COLS / 8)) * O_BOX_BYTES +
+                                                        (size_t)i * O_BOX_COLS * 2)[c % (O_BOX_COLS / 8)];
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) acc[o][j] += dot8(wv, xs[j * chunks + h * O_CHUNKS + c]);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbarArrive(empty + 8 * slot);
+    if (++slot == RING_STAGES) slot = 0, parity ^= 1;
+  }
+#pragma unroll
+  for (int o = 0; o < O_OWN; o++) {
+    const int i = warp + o * CONSUMERS;
+    if (i >= rows) break;
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) acc[o][j] = warpSum(acc[o][j]);
+    if (lane == 0) {
+      const int n = r0 + i;
+      const float b = bias ? bf(bias[n]) : 0.f;
+#pragma unroll
+      for (int j = 0; j < ROWS; j++) putTagged(tagged + (size_t)j * HIDDEN + n, toBf16(acc[o][j] + b), tag);
+    }
+  }
+#ifdef TRUNK_TRACE
+  if (lane == 0) atomicAdd(reinterpret_cast<unsigned long long*>(landedWait), waited / CONSUMERS);
+#endif
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     decode_trunk(const __grid_constant__ TrunkLayers layers, const __grid_constant__ TrunkIo io, int W, int splits,
-                 float eps, float scale) {
+                 float eps, float scale
+#ifdef O_BY_HEAD
+                 ,
+                 const __grid_constant__ OMaps oMaps
+#endif
+    ) {
   extern __shared__ __align__(128) char smem[];
   char* ring = smem;
   uint4* xs = reinterpret_cast<uint4*>(smem + (size_t)RING_STAGES * STAGE_BYTES);
@@ -548,7 +684,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   }
   __syncthreads();
   if (warp == CONSUMERS) {
-    if (lane == 0) produce(layers, ring, full, empty, io.trace);
+#ifdef O_BY_HEAD
+    if (lane == 0) produce(layers, oMaps.m, ring, full, empty, io.trace);
+#else
+    if (lane == 0) produce(layers, nullptr, ring, full, empty, io.trace);
+#endif
     return;
   }
   // everything below reads what the kernels before wrote (the embeddings, the zeroed counters)
@@ -652,11 +792,30 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE(l, 6);
     }
+#ifdef O_BY_HEAD
+    // o of the attention's output, a KV head at a time as each is merged (once this block's attention
+    // warps are done with xs)
+    consumerSync();
+    TRACE(l, 7);
+    TRACE(l, 8);
+    {
+#ifdef TRUNK_TRACE
+      long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
+#else
+      long long* landedWait = nullptr;
+#endif
+      multiplyOByHead(L.bias[1], io.o, tag, io.attnWords, xs, ring, full, empty, k, landedWait);
+    }
+    consumerSync();  // before xs is written again
+    if (threadIdx.x == 0) countDone(count + O_DONE);
+    TRACE(l, 9);
+#else
     // o of the attention's output, once every head is merged
     consumersWait(count + HEADS_DONE, ROWS * HKV);
     TRACE(l, 7);
     stageTagged(xs, io.attnWords, HQ * HEAD_DIM / 8, tag);
     rowsPhase(1, io.o, nullptr, O_DONE, 8);
+#endif
     // gate/up of rms_norm(o + residual)
     TRACE(l, 10);
     consumersWait(count + O_DONE, G);
@@ -720,6 +879,8 @@ int consumers() {
   static const std::string v = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_CONSUMERS", {"8", "11"});
   return v.empty() ? 11 : std::stoi(v);
 }
+constexpr int kOBoxCols = 256;        // kTrunk's O_BOX_COLS: the copy engine's widest box
+constexpr size_t kTensorMapBytes = 128;  // cuda.h's CUtensorMap
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
 constexpr int kPhases = 4;          // kTrunk's PHASES
@@ -797,6 +958,18 @@ Layout layoutFor(const Shape& s, int device) {
   return out;
 }
 
+// kTrunk's O_BY_HEAD: o a KV head at a time, each head's columns multiplied as soon as that head is
+// merged (multiplyOByHead), where a block's rows of a head's columns fill at most one ring stage and
+// those columns are whole boxes of kOBoxCols (so a lane adds gemv_rows' products in its order);
+// o by rows, once every head is merged, elsewhere or with AGENT_R1_DECODE_TRUNK_O=rows (to compare).
+// Returns the boxes' rows (a block's share of o's rows, rounded up), 0 for o by rows.
+int oBoxRows(const Shape& s, int device, const Layout& layout) {
+  static const bool rows = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_O", {"rows", "heads"}) == "rows";
+  const int sms = nvrtc::smCount(device), boxRows = (s.hidden + sms - 1) / sms, cols = s.group() * s.headDim;
+  if (rows || cols % kOBoxCols || boxRows > 256 || boxRows * cols * 2 > layout.stageBytes) return 0;
+  return boxRows;
+}
+
 // Why the trunk cannot run this shape on `device` with this shared-memory layout, or "" when it can.
 std::string unsupported(const Shape& s, int device, const Layout& layout) {
   if (s.rows < 1 || s.rows > kMaxRows) return "it takes 1 to " + std::to_string(kMaxRows) + " rows";
@@ -810,7 +983,8 @@ std::string unsupported(const Shape& s, int device, const Layout& layout) {
     return "its ring of weight rows needs " + std::to_string(kMinRingStages) + " stages of " +
            std::to_string(layout.stageBytes) + " bytes beside " + std::to_string(layout.xsBytes) +
            " of staged input, more shared memory than the device has";
-  const size_t params = sizeof(TrunkLayer) * s.layers + sizeof(TrunkIo) + 16;
+  const size_t params = sizeof(TrunkLayer) * s.layers + sizeof(TrunkIo) + 16 +
+                        (oBoxRows(s, device, layout) ? kTensorMapBytes * s.layers + 64 : 0);
   if (params > kMaxParamBytes) return "its " + std::to_string(s.layers) + " layers' weights overflow a launch's parameters";
   return "";
 }
@@ -854,7 +1028,7 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
-void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t stream) {
+void* trunkKernel(int device, const Shape& s, const Layout& layout, int oRows, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
   std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize);
@@ -865,6 +1039,11 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, cudaStream_t
         std::make_pair("XS_BYTES", layout.xsBytes), std::make_pair("CONSUMERS", consumers())})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
+  if (oRows) {
+    defines.push_back("O_BY_HEAD=1");
+    defines.push_back("O_BOX_ROWS=" + std::to_string(oRows));
+    defines.push_back("O_BOX_COLS=" + std::to_string(kOBoxCols));
+  }
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
   return f;
@@ -982,7 +1161,8 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
               kWho, ": invFreq must be float32 [D / 2] on ", x.device());
   int W = static_cast<int>(tables.size(1));
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
-  void* f = trunkKernel(device, s, layout, stream);
+  const int oRows = oBoxRows(s, device, layout);
+  void* f = trunkKernel(device, s, layout, oRows, stream);
   const int sms = nvrtc::smCount(device);
   const int threads = 32 * (consumers() + 1);
   TORCH_CHECK(nvrtc::residentBlocksPerSm(f, threads, layout.sharedBytes, kWho) >= 1, kWho,
@@ -1008,7 +1188,15 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
              qkvWords,     attn.data_ptr(),      attnWords,        oWords,           gateUpWords,        mlpWords,
              res.data_ptr(), partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(), resMlp.data_ptr(),
              counters,     tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
-  void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale)};
+  // kTrunk's OMaps (o by head): each layer's o weight in boxes of oRows x kOBoxCols
+  struct alignas(64) TensorMap {
+    unsigned char bytes[kTensorMapBytes];
+  };
+  std::vector<TensorMap> oMaps(oRows ? layers : 0);
+  for (size_t l = 0; l < oMaps.size(); l++)
+    nvrtc::encodeBf16Boxes(oMaps[l].bytes, layerArgs[l].w[1], H, Hq * D, static_cast<unsigned>(oRows), kOBoxCols, kWho);
+  void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale),
+                  oMaps.data()};
   nvrtc::launch(f, dim3(sms), dim3(threads), static_cast<unsigned>(layout.sharedBytes), stream, args,
                 kWho);
   Napi::Array result = Napi::Array::New(env, 2);

@@ -44,6 +44,9 @@ struct Api {
   Result (*cuFuncGetAttribute)(int*, int, void*);
   Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, void*, int, size_t);
   Result (*cuGetErrorString)(Result, const char**);
+  // optional (drivers of CUDA 12 and up): only the decode trunk's o by KV head needs it
+  Result (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*,
+                                   const unsigned*, int, int, int, int);
 };
 
 // cuLaunchKernelEx's configuration, laid out as cuda.h's CUlaunchConfig and CUlaunchAttribute
@@ -135,6 +138,8 @@ const Api& api() {
     bind(driver, "cuFuncGetAttribute", a.cuFuncGetAttribute, missing);
     bind(driver, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.cuOccupancyMaxActiveBlocksPerMultiprocessor, missing);
     bind(driver, "cuGetErrorString", a.cuGetErrorString, missing);
+    a.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(driver, "cuTensorMapEncodeTiled"));
     if (!missing.empty()) error = "the engine's CUDA kernels: NVRTC or the CUDA driver lacks " + missing;
   });
   if (!error.empty()) throw std::runtime_error(error);
@@ -332,6 +337,25 @@ int residentBlocksPerSm(void* function, int threads, size_t sharedBytes, const c
   check(api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, function, threads, sharedBytes), who,
         "asking the kernel's occupancy");
   return cache[key] = std::max(n, 1);
+}
+
+void encodeBf16Boxes(void* map, const void* base, int64_t rows, int64_t cols, unsigned boxRows, unsigned boxCols,
+                     const char* who) {
+  // cuda.h's values: CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _INTERLEAVE_NONE, _SWIZZLE_NONE, _L2_PROMOTION_L2_256B,
+  // _FLOAT_OOB_FILL_NONE (a box past the last row reads zeros)
+  constexpr int kBf16 = 9, kNoInterleave = 0, kNoSwizzle = 0, kPromote256 = 3, kNoFill = 0;
+  TORCH_CHECK(boxRows >= 1 && boxRows <= 256 && boxCols >= 8 && boxCols <= 256 && boxCols % 8 == 0 &&
+                  cols % 8 == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0,
+              who, ": a tensor map of ", rows, " x ", cols, " bf16 in boxes of ", boxRows, " x ", boxCols,
+              " needs 1 to 256 rows and 8 to 256 columns (a multiple of 8) a box, rows of a multiple of 8 values and a "
+              "base on 16 bytes");
+  TORCH_CHECK(api().cuTensorMapEncodeTiled, who, ": this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 and up)");
+  const uint64_t dims[2] = {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)};
+  const uint64_t strides[1] = {static_cast<uint64_t>(cols) * 2};
+  const unsigned box[2] = {boxCols, boxRows}, steps[2] = {1, 1};
+  check(api().cuTensorMapEncodeTiled(map, kBf16, 2, const_cast<void*>(base), dims, strides, box, steps, kNoInterleave,
+                                     kNoSwizzle, kPromote256, kNoFill),
+        who, "encoding a tensor map of a weight");
 }
 
 std::string tuningChoice(const char* name, std::initializer_list<const char*> allowed) {

@@ -5,6 +5,7 @@
 #ifdef AGENT_R1_CUDA
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -50,6 +51,11 @@ void allowMaxSharedBytes(void* function, int device, const char* who);
 // 16-bit words with libtorch's rounding, packed pairs, a warp sum, NEG_INF, depWait and
 // depLaunchNext. Keep the result in a static: `kernel` keys its cache on the source's address.
 std::string withBf16Helpers(const char* kernels);
+
+// A 2-d tensor map (cuda.h's CUtensorMap, 128 bytes at `map`) of the bf16 matrix [rows, cols] at
+// base, in boxes of boxRows x boxCols, for the copy engine's tensor copies (cp.async.bulk.tensor).
+void encodeBf16Boxes(void* map, const void* base, int64_t rows, int64_t cols, unsigned boxRows, unsigned boxCols,
+                     const char* who);
 
 // The most shared memory one block may opt in to on `device`.
 int maxSharedBytes(int device);

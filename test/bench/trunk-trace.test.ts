@@ -48,8 +48,8 @@ describe('decode trunk trace summary', () => {
     assert.equal(rows.get('attention: wait for q/k/v, rope (blocks with an item)')?.maxUs, 1);
     // o's wait runs from q/k/v done (event 3) to o ready (event 7): 4 steps in block 0 (through the
     // attention's 3), 1 step in block 1 (which skips them): mean (4 + 3) / 2 = 3.5, largest 4
-    assert.deepEqual(rows.get('o: wait for the heads (from q/k/v done)'), {
-      step: 'o: wait for the heads (from q/k/v done)',
+    assert.deepEqual(rows.get('o: wait for the heads (from q/k/v done; by head: for its attention)'), {
+      step: 'o: wait for the heads (from q/k/v done; by head: for its attention)',
       meanUs: 3.5,
       maxUs: 4,
     });
