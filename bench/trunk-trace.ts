@@ -48,7 +48,8 @@ const STEPS: [string, (e: number[]) => number | null][] = [
     (e) => (e[E.attDone] > e[E.attReady] ? e[E.attDone] - e[E.attReady] : null),
   ],
   // o by KV head (the trunk's default where the shape allows): ready once the block's own attention
-  // items are done, staged at once, and its rows take the waits for each head as well
+  // items are done, staged at once, and its rows take the waits for each head as well; so with down
+  // by columns: its staging is 0 and its rows take the waits for each chunk
   ['o: wait for the heads (from q/k/v done; by head: for its attention)', (e) => e[E.oReady] - e[E.qkvDone]],
   ['o: stage (by head: 0)', (e) => e[E.oStaged] - e[E.oReady]],
   ["o: rows (by head: with each head's wait)", (e) => e[E.oDone] - e[E.oStaged]],
@@ -56,8 +57,8 @@ const STEPS: [string, (e: number[]) => number | null][] = [
   ["gate/up: poll o's output, stage the normed input", (e) => e[E.guStaged] - e[E.guReady]],
   ['gate/up: rows', (e) => e[E.guDone] - e[E.guStaged]],
   ['down: start', (e) => e[E.downReady] - e[E.guDone]],
-  ["down: poll silu(gate) * up (gate/up's output), stage it", (e) => e[E.downStaged] - e[E.downReady]],
-  ['down: rows', (e) => e[E.downDone] - e[E.downStaged]],
+  ["down: poll silu(gate) * up (gate/up's output), stage it (by columns: 0)", (e) => e[E.downStaged] - e[E.downReady]],
+  ["down: rows (by columns: with each chunk's wait)", (e) => e[E.downDone] - e[E.downStaged]],
   ['layer', (e) => e[E.downDone] - e[E.layer]],
   ['producer: waited for free stages', (e) => e[E.producerWaited]],
   ['producer: first to last copy of the layer', (e) => e[E.producerLast] - e[E.producerFirst]],

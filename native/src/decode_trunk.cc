@@ -23,12 +23,14 @@
 //           that holds the newest token, writes that token's key and value to the cache; the last
 //           split of a head to arrive merges the splits (their arrivals fenced: the partial sums are
 //           plain floats) and writes the head's words; each head merged counts;
-//   o       a KV head's columns at a time (multiplyOByHead): each block stages a head's output as soon
-//           as that head is merged (polling its words, no count) and multiplies it by the ring stage
-//           that holds those columns of all its rows, while later heads are still attended; where a
-//           block's rows of a head do not fit a stage, or AGENT_R1_DECODE_TRUNK_O=rows, by rows as
-//           q/k/v once every head is merged;
-//   down    rows as q/k/v, once gate/up is complete;
+//   o       a KV head's columns at a time (multiplyByColumns): each block stages a head's output as
+//           soon as that head is merged (polling its words, no count) and multiplies it by the ring
+//           stage that holds those columns of all its rows, while later heads are still attended;
+//   down    likewise by chunks of columns of silu(gate) * up (512 at the 4B shape), each as soon as
+//           the gate/up blocks that write it are done;
+//           o or down by rows as q/k/v, once the phase before is complete, where its chunks cannot be
+//           whole boxes of 256 columns within a stage (columnsFor), or by AGENT_R1_DECODE_TRUNK_O=rows
+//           or AGENT_R1_DECODE_TRUNK_DOWN=rows;
 //   gate/up block b takes intermediate indices [I b / G, I (b + 1) / G), each of its warps the gate
 //           and the up row of an index, and writes silu(gate) * up, down's input.
 // A block waits for a count with one thread spinning on an acquiring load, the others at a barrier,
@@ -70,8 +72,10 @@
 // row's rule) shortened q/k/v's rows 6.1 -> 4.9 us a layer on an H100 and, with the step's copies as
 // kernels (StepInputs), the step by 0.02-0.56% in each of nine pairs on three H100s (sections 22-23); the
 // H200, where the hand-offs weigh more, has not measured it. o by KV head (section 24) shortened the
-// 4B batch-1 step by 54-96 us (1.6-2.9%) in each of seven pairs on two H100s, 82.5 -> 80.7 us a layer
-// traced: gate/up's staging waited 8.4 -> 3.5 us, as o's outputs come out as the last head lands.
+// 4B batch-1 step by 54-96 us (1.6-2.9%) in each of seven pairs on H100s, 82.5 -> 80.7 us a layer
+// traced: gate/up's staging waited 8.4 -> 3.5 us, as o's outputs come out as the last head lands; down
+// by columns then by 63-64 us more (1.9%) against down by rows run before and after it (section 25,
+// one H100, the one such measurement).
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
@@ -135,13 +139,15 @@ struct TrunkLayer {
 struct TrunkLayers {
   TrunkLayer l[LAYERS];
 };
-// With O_BY_HEAD: each layer's o weight as a tensor map (cuda.h's CUtensorMap) in boxes of
-// O_BOX_ROWS rows by O_BOX_COLS columns, for the copy engine's 2-d copies of a KV head's columns
+// With COLUMNS (o or down by columns, multiplyByColumns): each layer's o and down weights as tensor
+// maps (cuda.h's CUtensorMap) in boxes of BOX_ROWS rows by BOX_COLS columns, for the copy engine's
+// 2-d copies of a chunk of columns of the block's rows
 struct __align__(64) TensorMap {
   unsigned long long bytes[16];
 };
-struct OMaps {
-  TensorMap m[LAYERS];
+struct ColumnMaps {
+  TensorMap o[LAYERS];
+  TensorMap down[LAYERS];
 };
 // The step's inputs, scratch and outputs. The host lays out its TrunkIo alike. The matmuls' outputs
 // that other blocks read are tagged words (putTagged): a bf16 value in the low half, the layer's tag
@@ -228,7 +234,7 @@ __device__ __forceinline__ void bulkCopy(unsigned dst, const void* src, unsigned
       : "memory");
 }
 
-#ifdef O_BY_HEAD
+#ifdef COLUMNS
 // the box of `map` at column x, row y to shared memory dst, completing on barrier bar
 __device__ __forceinline__ void tensorCopy(unsigned dst, const TensorMap* map, int x, int y, unsigned bar,
                                            unsigned long long policy) {
@@ -238,13 +244,9 @@ __device__ __forceinline__ void tensorCopy(unsigned dst, const TensorMap* map, i
       "l"(map), "r"(x), "r"(y), "r"(bar), "l"(policy)
       : "memory");
 }
-// a KV head's columns of o (its query heads'), in uint4 of 8 values; the boxes of a stage
-#define O_COLS (GROUP * HEAD_DIM)
-#define O_CHUNKS (O_COLS / 8)
-#define O_BOXES (O_COLS / O_BOX_COLS)
-#define O_BOX_BYTES (O_BOX_ROWS * O_BOX_COLS * 2)
-// a warp's rows of the block's o rows, at most
-#define O_OWN ((O_BOX_ROWS + CONSUMERS - 1) / CONSUMERS)
+#define BOX_BYTES (BOX_ROWS * BOX_COLS * 2)
+// a warp's rows of the block's rows of o or down (HIDDEN of them: BOX_ROWS a block at most), at most
+#define BOX_OWN ((BOX_ROWS + CONSUMERS - 1) / CONSUMERS)
 #endif
 
 __device__ __forceinline__ int loadAcquire(const int* p) {
@@ -451,7 +453,7 @@ __device__ __forceinline__ Matmul matmulOf(const TrunkLayer& layer, int t) {
 // The producer (one thread): every ring stage of the step in the consumers' order, each once the
 // consumers are done with what the stage held before. Weights are read once a step: evicted first
 // from L2, which keeps the activations and the cache.
-__device__ void produce(const TrunkLayers& layers, const TensorMap* oMaps, char* ring, unsigned full, unsigned empty,
+__device__ void produce(const TrunkLayers& layers, const void* columnMaps, char* ring, unsigned full, unsigned empty,
                         long long* trace) {
   unsigned long long policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
@@ -464,9 +466,13 @@ __device__ void produce(const TrunkLayers& layers, const TensorMap* oMaps, char*
 #endif
     for (int t = 0; t < 4; t++) {
       const Matmul m = matmulOf(layers.l[l], t);
-#ifdef O_BY_HEAD
-      if (t == 1) {  // o: a stage a KV head, its columns of every row of the block's (multiplyOByHead)
-        for (int h = 0; h < HKV; h++, k++) {
+#ifdef COLUMNS
+      // o or down by columns: a stage a chunk of `cols` columns of every row of the block's
+      const int cols = t == 1 ? O_CHUNK_COLS : t == 3 ? DOWN_CHUNK_COLS : 0;
+      if (cols) {
+        const ColumnMaps* maps = reinterpret_cast<const ColumnMaps*>(columnMaps);
+        const TensorMap* map = (t == 1 ? maps->o : maps->down) + l;
+        for (int h = 0; h < m.K / cols; h++, k++) {
           const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
 #ifdef TRUNK_TRACE
           const unsigned long long t0 = nowNs();
@@ -476,11 +482,11 @@ __device__ void produce(const TrunkLayers& layers, const TensorMap* oMaps, char*
           waited += nowNs() - t0;
 #endif
           asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
-                       "r"(O_BOXES * O_BOX_BYTES)
+                       "r"(cols / BOX_COLS * BOX_BYTES)
                        : "memory");
-          for (int box = 0; box < O_BOXES; box++)
-            tensorCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES + box * O_BOX_BYTES), oMaps + l,
-                       h * O_COLS + box * O_BOX_COLS, m.r0, full + 8 * slot, policy);
+          for (int box = 0; box < cols / BOX_COLS; box++)
+            tensorCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES + box * BOX_BYTES), map,
+                       h * cols + box * BOX_COLS, m.r0, full + 8 * slot, policy);
         }
         continue;
       }
@@ -581,32 +587,37 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
 #endif
 }
 
-#ifdef O_BY_HEAD
-// The consumers' o, a KV head at a time: each head's columns staged from the attention's tagged words
-// as soon as that head has been merged (polling the words: no count of the heads), then multiplied by
-// the ring stage that holds those columns of every row of the block's (O_BOXES boxes of O_BOX_ROWS rows
-// by O_BOX_COLS), while later heads are still being attended. A lane adds its products of head h's
-// columns c = h O_CHUNKS + lane + 32 i onto the sums of the heads before, so it adds the same products
-// in the same order as multiply (gemv_rows' order, c = lane + 32 i over the whole row), and the warp
-// sums once at the end: the outputs are multiply's bits.
-__device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagged, unsigned tag,
-                                                const unsigned* words, uint4* xs, const char* ring, unsigned full,
-                                                unsigned empty, unsigned& k, long long* landedWait) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = HQ * HEAD_DIM / 8;
+#ifdef COLUMNS
+// The consumers' o or down by columns: out [ROWS, HIDDEN] = in [ROWS, K] W^T (+ bias), in K / COLS
+// chunks of COLS columns (o: a KV head's query heads; down: COLS of the intermediate size). Each chunk
+// of the input is staged from the tagged words `words` as soon as they carry the tag (polling them:
+// no count of the blocks that write them), then multiplied by the ring stage that holds those columns
+// of every row of the block's (COLS / BOX_COLS boxes of BOX_ROWS rows by BOX_COLS columns), while the
+// later chunks are still being written. A lane adds its products of chunk h's columns c = h COLS / 8 +
+// lane + 32 i (8 values each) onto its sums of the chunks before, so it adds the same products in the
+// same order as multiply (gemv_rows' order, c = lane + 32 i over the whole row; COLS is a multiple of
+// 256), and the warp sums once at the end: the outputs are multiply's bits. To `plain`, or else as
+// words of `tag` to `tagged`.
+template <int COLS>
+__device__ __forceinline__ void multiplyByColumns(int K, const bf16* bias, unsigned* tagged, bf16* plain, unsigned tag,
+                                                  const unsigned* words, uint4* xs, const char* ring, unsigned full,
+                                                  unsigned empty, unsigned& k, long long* landedWait) {
+  constexpr int CH = COLS / 8;  // a chunk's uint4 a row
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = K / 8;
   const int r0 = (int)((long long)HIDDEN * blockIdx.x / gridDim.x);
   const int rows = (int)((long long)HIDDEN * (blockIdx.x + 1) / gridDim.x) - r0;
 #ifdef TRUNK_TRACE
   unsigned long long waited = 0;
 #endif
-  float acc[O_OWN][ROWS];
+  float acc[BOX_OWN][ROWS];
 #pragma unroll
-  for (int o = 0; o < O_OWN; o++)
+  for (int o = 0; o < BOX_OWN; o++)
 #pragma unroll
     for (int j = 0; j < ROWS; j++) acc[o][j] = 0.f;
   unsigned slot = k % RING_STAGES, parity = (k / RING_STAGES) & 1;
-  for (int h = 0; h < HKV; h++, k++) {
-    for (int e = threadIdx.x; e < ROWS * O_CHUNKS; e += CONSUMER_THREADS) {
-      const int i = (e / O_CHUNKS) * chunks + h * O_CHUNKS + e % O_CHUNKS;
+  for (int h = 0; h < K / COLS; h++, k++) {
+    for (int e = threadIdx.x; e < ROWS * CH; e += CONSUMER_THREADS) {
+      const int i = (e / CH) * chunks + h * CH + e % CH;
       uint4 v[2];
       const int at[2] = {2 * i, 2 * i + 1};
       pollTagged(v, reinterpret_cast<const uint4*>(words), at, tag);
@@ -622,15 +633,15 @@ __device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagg
 #endif
     const char* stage = ring + (size_t)slot * STAGE_BYTES;
 #pragma unroll
-    for (int o = 0; o < O_OWN; o++) {
+    for (int o = 0; o < BOX_OWN; o++) {
       const int i = warp + o * CONSUMERS;
       if (i >= rows) break;
 #pragma unroll
-      for (int c = lane; c < O_CHUNKS; c += 32) {
-        const uint4 wv = reinterpret_cast<const uint4*>(stage + (c / (O_BOX_COLS / 8)) * O_BOX_BYTES +
-                                                        (size_t)i * O_BOX_COLS * 2)[c % (O_BOX_COLS / 8)];
+      for (int c = lane; c < CH; c += 32) {
+        const uint4 wv = reinterpret_cast<const uint4*>(stage + (c / (BOX_COLS / 8)) * BOX_BYTES +
+                                                        (size_t)i * BOX_COLS * 2)[c % (BOX_COLS / 8)];
 #pragma unroll
-        for (int j = 0; j < ROWS; j++) acc[o][j] += dot8(wv, xs[j * chunks + h * O_CHUNKS + c]);
+        for (int j = 0; j < ROWS; j++) acc[o][j] += dot8(wv, xs[j * chunks + h * CH + c]);
       }
     }
     __syncwarp();
@@ -638,7 +649,7 @@ __device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagg
     if (++slot == RING_STAGES) slot = 0, parity ^= 1;
   }
 #pragma unroll
-  for (int o = 0; o < O_OWN; o++) {
+  for (int o = 0; o < BOX_OWN; o++) {
     const int i = warp + o * CONSUMERS;
     if (i >= rows) break;
 #pragma unroll
@@ -647,7 +658,13 @@ __device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagg
       const int n = r0 + i;
       const float b = bias ? bf(bias[n]) : 0.f;
 #pragma unroll
-      for (int j = 0; j < ROWS; j++) putTagged(tagged + (size_t)j * HIDDEN + n, toBf16(acc[o][j] + b), tag);
+      for (int j = 0; j < ROWS; j++) {
+        const bf16 v = toBf16(acc[o][j] + b);
+        if (plain)
+          plain[(size_t)j * HIDDEN + n] = v;
+        else
+          putTagged(tagged + (size_t)j * HIDDEN + n, v, tag);
+      }
     }
   }
 #ifdef TRUNK_TRACE
@@ -659,9 +676,9 @@ __device__ __forceinline__ void multiplyOByHead(const bf16* bias, unsigned* tagg
 extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     decode_trunk(const __grid_constant__ TrunkLayers layers, const __grid_constant__ TrunkIo io, int W, int splits,
                  float eps, float scale
-#ifdef O_BY_HEAD
+#ifdef COLUMNS
                  ,
-                 const __grid_constant__ OMaps oMaps
+                 const __grid_constant__ ColumnMaps columnMaps
 #endif
     ) {
   extern __shared__ __align__(128) char smem[];
@@ -684,8 +701,8 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
   }
   __syncthreads();
   if (warp == CONSUMERS) {
-#ifdef O_BY_HEAD
-    if (lane == 0) produce(layers, oMaps.m, ring, full, empty, io.trace);
+#ifdef COLUMNS
+    if (lane == 0) produce(layers, &columnMaps, ring, full, empty, io.trace);
 #else
     if (lane == 0) produce(layers, nullptr, ring, full, empty, io.trace);
 #endif
@@ -792,20 +809,19 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE(l, 6);
     }
-#ifdef O_BY_HEAD
+#ifdef TRUNK_TRACE
+    long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
+#else
+    long long* landedWait = nullptr;
+#endif
+#if O_CHUNK_COLS
     // o of the attention's output, a KV head at a time as each is merged (once this block's attention
     // warps are done with xs)
     consumerSync();
     TRACE(l, 7);
     TRACE(l, 8);
-    {
-#ifdef TRUNK_TRACE
-      long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
-#else
-      long long* landedWait = nullptr;
-#endif
-      multiplyOByHead(L.bias[1], io.o, tag, io.attnWords, xs, ring, full, empty, k, landedWait);
-    }
+    multiplyByColumns<O_CHUNK_COLS>(HQ * HEAD_DIM, L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full, empty,
+                                    k, landedWait);
     consumerSync();  // before xs is written again
     if (threadIdx.x == 0) countDone(count + O_DONE);
     TRACE(l, 9);
@@ -824,10 +840,21 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     rowsPhase(2, io.gateUp, nullptr, GATE_UP_DONE, 11);
     // down of silu(gate) * up: the last layer's plain, the trunk's output
     TRACE(l, 13);
+#if DOWN_CHUNK_COLS
+    // by columns, each chunk of silu(gate) * up as soon as the blocks that write it are done
+    TRACE(l, 14);
+    if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
+    multiplyByColumns<DOWN_CHUNK_COLS>(INTER, L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag, io.gateUp, xs,
+                                       ring, full, empty, k, landedWait);
+    consumerSync();  // before xs is written again
+    if (threadIdx.x == 0) countDone(count + DOWN_DONE);
+    TRACE(l, 15);
+#else
     consumersWait(count + GATE_UP_DONE, G);
     stageTagged(xs, io.gateUp, INTER / 8, tag);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
     rowsPhase(3, l == LAYERS - 1 ? nullptr : io.mlp, l == LAYERS - 1 ? io.down : nullptr, DOWN_DONE, 14);
+#endif
   }
 }
 )CUDA";
@@ -879,7 +906,7 @@ int consumers() {
   static const std::string v = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_CONSUMERS", {"8", "11"});
   return v.empty() ? 11 : std::stoi(v);
 }
-constexpr int kOBoxCols = 256;        // kTrunk's O_BOX_COLS: the copy engine's widest box
+constexpr int kBoxCols = 256;         // kTrunk's BOX_COLS: the copy engine's widest box
 constexpr size_t kTensorMapBytes = 128;  // cuda.h's CUtensorMap
 constexpr int kMinStageBytes = 16384;
 constexpr int kAttentionWarps = 4;  // kTrunk's ATT_WARPS
@@ -958,16 +985,31 @@ Layout layoutFor(const Shape& s, int device) {
   return out;
 }
 
-// kTrunk's O_BY_HEAD: o a KV head at a time, each head's columns multiplied as soon as that head is
-// merged (multiplyOByHead), where a block's rows of a head's columns fill at most one ring stage and
-// those columns are whole boxes of kOBoxCols (so a lane adds gemv_rows' products in its order);
-// o by rows, once every head is merged, elsewhere or with AGENT_R1_DECODE_TRUNK_O=rows (to compare).
-// Returns the boxes' rows (a block's share of o's rows, rounded up), 0 for o by rows.
-int oBoxRows(const Shape& s, int device, const Layout& layout) {
-  static const bool rows = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_O", {"rows", "heads"}) == "rows";
-  const int sms = nvrtc::smCount(device), boxRows = (s.hidden + sms - 1) / sms, cols = s.group() * s.headDim;
-  if (rows || cols % kOBoxCols || boxRows > 256 || boxRows * cols * 2 > layout.stageBytes) return 0;
-  return boxRows;
+// kTrunk's COLUMNS: o and down by columns (multiplyByColumns), each chunk of the input multiplied as
+// soon as it is written. o's chunks are a KV head's query heads' columns, down's the widest multiple
+// of kBoxCols that divides the intermediate size, each within one ring stage for a block's rows (both
+// have the hidden size's rows); a chunk must be whole boxes of kBoxCols, so that a lane adds gemv_rows'
+// products in its order. A matmul whose chunks cannot be so is multiplied by rows once its whole input
+// is written, as is one that AGENT_R1_DECODE_TRUNK_O=rows or AGENT_R1_DECODE_TRUNK_DOWN=rows asks for
+// (to compare).
+struct Columns {
+  int boxRows = 0, oCols = 0, downCols = 0;  // 0: that matmul by rows
+  bool any() const { return oCols || downCols; }
+};
+Columns columnsFor(const Shape& s, int device, const Layout& layout) {
+  static const bool oRows = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_O", {"rows", "heads"}) == "rows";
+  static const bool downRows = nvrtc::tuningChoice("AGENT_R1_DECODE_TRUNK_DOWN", {"rows", "columns"}) == "rows";
+  Columns c;
+  const int sms = nvrtc::smCount(device);
+  c.boxRows = (s.hidden + sms - 1) / sms;
+  if (c.boxRows > 256) return Columns{};
+  const int fit = layout.stageBytes / (2 * c.boxRows) / kBoxCols * kBoxCols;  // the widest chunk a stage holds
+  const int head = s.group() * s.headDim;
+  if (!oRows && head % kBoxCols == 0 && head <= fit) c.oCols = head;
+  if (!downRows)
+    for (int cols = fit; cols >= kBoxCols && !c.downCols; cols -= kBoxCols)
+      if (s.inter % cols == 0) c.downCols = cols;
+  return c;
 }
 
 // Why the trunk cannot run this shape on `device` with this shared-memory layout, or "" when it can.
@@ -984,7 +1026,7 @@ std::string unsupported(const Shape& s, int device, const Layout& layout) {
            std::to_string(layout.stageBytes) + " bytes beside " + std::to_string(layout.xsBytes) +
            " of staged input, more shared memory than the device has";
   const size_t params = sizeof(TrunkLayer) * s.layers + sizeof(TrunkIo) + 16 +
-                        (oBoxRows(s, device, layout) ? kTensorMapBytes * s.layers + 64 : 0);
+                        (columnsFor(s, device, layout).any() ? 2 * kTensorMapBytes * s.layers + 64 : 0);
   if (params > kMaxParamBytes) return "its " + std::to_string(s.layers) + " layers' weights overflow a launch's parameters";
   return "";
 }
@@ -1028,7 +1070,7 @@ at::Tensor& traceBuffer(int device, int blocks, int layers, cudaStream_t stream)
   return t;
 }
 
-void* trunkKernel(int device, const Shape& s, const Layout& layout, int oRows, cudaStream_t stream) {
+void* trunkKernel(int device, const Shape& s, const Layout& layout, const Columns& columns, cudaStream_t stream) {
   static const std::string source = nvrtc::withBf16Helpers(decode_sources::kDecodeMath) + decode_sources::kHeadRope +
                                     decode_sources::kPagedAttention + kTrunk;
   std::vector<std::string> defines = paged_attention::defines(s.headDim, s.group(), s.blockSize);
@@ -1039,10 +1081,12 @@ void* trunkKernel(int device, const Shape& s, const Layout& layout, int oRows, c
         std::make_pair("XS_BYTES", layout.xsBytes), std::make_pair("CONSUMERS", consumers())})
     defines.push_back(std::string(name) + "=" + std::to_string(value));
   if (tracing()) defines.push_back("TRUNK_TRACE=1");
-  if (oRows) {
-    defines.push_back("O_BY_HEAD=1");
-    defines.push_back("O_BOX_ROWS=" + std::to_string(oRows));
-    defines.push_back("O_BOX_COLS=" + std::to_string(kOBoxCols));
+  if (columns.any()) {
+    defines.push_back("COLUMNS=1");
+    defines.push_back("BOX_ROWS=" + std::to_string(columns.boxRows));
+    defines.push_back("BOX_COLS=" + std::to_string(kBoxCols));
+    defines.push_back("O_CHUNK_COLS=" + std::to_string(columns.oCols));
+    defines.push_back("DOWN_CHUNK_COLS=" + std::to_string(columns.downCols));
   }
   void* f = nvrtc::kernel(device, source.c_str(), "decode_trunk", defines, stream, kWho);
   nvrtc::allowMaxSharedBytes(f, device, kWho);
@@ -1161,8 +1205,8 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
               kWho, ": invFreq must be float32 [D / 2] on ", x.device());
   int W = static_cast<int>(tables.size(1));
   cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device).stream();
-  const int oRows = oBoxRows(s, device, layout);
-  void* f = trunkKernel(device, s, layout, oRows, stream);
+  const Columns columns = columnsFor(s, device, layout);
+  void* f = trunkKernel(device, s, layout, columns, stream);
   const int sms = nvrtc::smCount(device);
   const int threads = 32 * (consumers() + 1);
   TORCH_CHECK(nvrtc::residentBlocksPerSm(f, threads, layout.sharedBytes, kWho) >= 1, kWho,
@@ -1188,15 +1232,18 @@ Napi::Value FusedDecodeTrunk(const Napi::CallbackInfo& info) {
              qkvWords,     attn.data_ptr(),      attnWords,        oWords,           gateUpWords,        mlpWords,
              res.data_ptr(), partSums.data_ptr(), partStats.data_ptr(), down.data_ptr(), resMlp.data_ptr(),
              counters,     tracing() ? traceBuffer(device, sms, layers, stream).data_ptr() : nullptr};
-  // kTrunk's OMaps (o by head): each layer's o weight in boxes of oRows x kOBoxCols
+  // kTrunk's ColumnMaps: each layer's o, then each layer's down weight, in boxes of boxRows x kBoxCols
   struct alignas(64) TensorMap {
     unsigned char bytes[kTensorMapBytes];
   };
-  std::vector<TensorMap> oMaps(oRows ? layers : 0);
-  for (size_t l = 0; l < oMaps.size(); l++)
-    nvrtc::encodeBf16Boxes(oMaps[l].bytes, layerArgs[l].w[1], H, Hq * D, static_cast<unsigned>(oRows), kOBoxCols, kWho);
+  std::vector<TensorMap> columnMaps(columns.any() ? 2 * layers : 0);
+  for (size_t l = 0; l < columnMaps.size() / 2; l++) {
+    const unsigned boxRows = static_cast<unsigned>(columns.boxRows);
+    nvrtc::encodeBf16Boxes(columnMaps[l].bytes, layerArgs[l].w[1], H, Hq * D, boxRows, kBoxCols, kWho);
+    nvrtc::encodeBf16Boxes(columnMaps[layers + l].bytes, layerArgs[l].w[3], H, I, boxRows, kBoxCols, kWho);
+  }
   void* args[] = {layerArgs.data(), &io, &W, &splits, const_cast<float*>(&eps), const_cast<float*>(&scale),
-                  oMaps.data()};
+                  columnMaps.data()};
   nvrtc::launch(f, dim3(sms), dim3(threads), static_cast<unsigned>(layout.sharedBytes), stream, args,
                 kWho);
   Napi::Array result = Napi::Array::New(env, 2);

@@ -44,7 +44,7 @@ struct Api {
   Result (*cuFuncGetAttribute)(int*, int, void*);
   Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, void*, int, size_t);
   Result (*cuGetErrorString)(Result, const char**);
-  // optional (drivers of CUDA 12 and up): only the decode trunk's o by KV head needs it
+  // optional (drivers of CUDA 12 and up): only the decode trunk's o and down by columns need it
   Result (*cuTensorMapEncodeTiled)(void*, int, unsigned, void*, const uint64_t*, const uint64_t*, const unsigned*,
                                    const unsigned*, int, int, int, int);
 };

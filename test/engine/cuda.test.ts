@@ -923,7 +923,7 @@ describe('fused decode kernels', { skip }, () => {
       base.invFreq.dispose();
       model.dispose();
     });
-  it("the decode trunk (every layer in one kernel) gives the layered kernels' logits, keys and values bit for bit at 1 to 4 rows (qwen3 at head dim 128, group 4, o a KV head at a time, over a weight ring that wraps many times; qwen2 with biases, group 2, o by rows: its heads' 128 columns are not whole boxes of 256), and close ones where its splits differ", () => {
+  it("the decode trunk (every layer in one kernel) gives the layered kernels' logits, keys and values bit for bit at 1 to 4 rows (qwen3 at head dim 128, group 4, o a KV head at a time, over a weight ring that wraps many times; qwen2 with biases, group 2, o by rows: its heads' 128 columns are not whole boxes of 256; down by columns in both), and close ones where its splits differ", () => {
     const configs = [
       tinyConfig('qwen3', {
         initializer_range: 0.05,
