@@ -464,6 +464,20 @@ __device__ void produce(const TrunkLayers& layers, const void* columnMaps, char*
     unsigned long long waited = 0;
     at[17] = (long long)nowNs();
 #endif
+    // stage k's slot, once the consumers are done with what it held, armed to expect `bytes`
+    const auto claim = [&](unsigned k, unsigned bytes) {
+      const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
+#ifdef TRUNK_TRACE
+      const unsigned long long t0 = nowNs();
+#endif
+      if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
+#ifdef TRUNK_TRACE
+      waited += nowNs() - t0;
+#endif
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
+                   : "memory");
+      return slot;
+    };
     for (int t = 0; t < 4; t++) {
       const Matmul m = matmulOf(layers.l[l], t);
 #ifdef COLUMNS
@@ -473,17 +487,7 @@ __device__ void produce(const TrunkLayers& layers, const void* columnMaps, char*
         const ColumnMaps* maps = reinterpret_cast<const ColumnMaps*>(columnMaps);
         const TensorMap* map = (t == 1 ? maps->o : maps->down) + l;
         for (int h = 0; h < m.K / cols; h++, k++) {
-          const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
-#ifdef TRUNK_TRACE
-          const unsigned long long t0 = nowNs();
-#endif
-          if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
-#ifdef TRUNK_TRACE
-          waited += nowNs() - t0;
-#endif
-          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot),
-                       "r"(cols / BOX_COLS * BOX_BYTES)
-                       : "memory");
+          const unsigned slot = claim(k, cols / BOX_COLS * BOX_BYTES);
           for (int box = 0; box < cols / BOX_COLS; box++)
             tensorCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES + box * BOX_BYTES), map,
                        h * cols + box * BOX_COLS, m.r0, full + 8 * slot, policy);
@@ -493,17 +497,8 @@ __device__ void produce(const TrunkLayers& layers, const void* columnMaps, char*
 #endif
       for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
         for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
-          const unsigned slot = k % RING_STAGES, use = k / RING_STAGES;
-#ifdef TRUNK_TRACE
-          const unsigned long long t0 = nowNs();
-#endif
-          if (use > 0) mbarWait(empty + 8 * slot, (use - 1) & 1);
-#ifdef TRUNK_TRACE
-          waited += nowNs() - t0;
-#endif
           const unsigned bytes = (unsigned)(min(m.rowsPerStage, m.r1 - r) * m.K * 2);
-          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * slot), "r"(bytes)
-                       : "memory");
+          const unsigned slot = claim(k, bytes);
           bulkCopy(sharedAddress(ring + (size_t)slot * STAGE_BYTES), m.w + (size_t)(half * INTER + r) * (m.K / 8),
                    bytes, full + 8 * slot, policy);
         }
@@ -516,6 +511,18 @@ __device__ void produce(const TrunkLayers& layers, const void* columnMaps, char*
   }
 }
 
+// The consumers: until the ring stage of barrier `bar` has landed (the phase of this parity), the ns
+// waited added to `waited` with TRUNK_TRACE
+__device__ __forceinline__ void waitLanded(unsigned bar, unsigned parity, unsigned long long& waited) {
+#ifdef TRUNK_TRACE
+  const unsigned long long t0 = nowNs();
+  mbarWait(bar, parity);
+  waited += nowNs() - t0;
+#else
+  mbarWait(bar, parity);
+#endif
+}
+
 // The consumers' share of matmul m: out [ROWS, N] = xs [ROWS, K] W^T (+ bias), to `plain` or else as
 // words of `tag` to `tagged`, row by row from the ring (warp w takes the block's rows j with
 // j % CONSUMERS == w, each in gemv_rows' order); stage k onwards. Every warp waits for every stage
@@ -524,9 +531,7 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
                                          const uint4* xs, const char* ring, unsigned full, unsigned empty, unsigned& k,
                                          long long* landedWait) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = m.K / 8;
-#ifdef TRUNK_TRACE
-  unsigned long long waited = 0;
-#endif
+  unsigned long long waited = 0;  // ns waited for stages to land (TRUNK_TRACE's)
   bf16 gate[GU_OWN][ROWS];  // lane 0's: the gate values of its rows of a paired stage
   // the stage's slot and phase parity, and this warp's first row of each stage (then every
   // CONSUMERS-th), carried from stage to stage: no division a stage (with a remainder by
@@ -537,13 +542,7 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
   const int firstStep = m.rowsPerStage % CONSUMERS;
   for (int r = m.r0; r < m.r1; r += m.rowsPerStage) {
     for (int half = 0; half < (m.paired ? 2 : 1); half++, k++) {
-#ifdef TRUNK_TRACE
-      const unsigned long long t0 = nowNs();
-      mbarWait(full + 8 * slot, parity);
-      waited += nowNs() - t0;
-#else
-      mbarWait(full + 8 * slot, parity);
-#endif
+      waitLanded(full + 8 * slot, parity, waited);
       const int rows = min(m.rowsPerStage, m.r1 - r);
       // own: the row's index among this warp's rows of the stage (gate's first index)
       for (int i = first, own = 0; i < rows; i += CONSUMERS, own++) {
@@ -606,9 +605,7 @@ __device__ __forceinline__ void multiplyByColumns(int K, const bf16* bias, unsig
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = K / 8;
   const int r0 = (int)((long long)HIDDEN * blockIdx.x / gridDim.x);
   const int rows = (int)((long long)HIDDEN * (blockIdx.x + 1) / gridDim.x) - r0;
-#ifdef TRUNK_TRACE
-  unsigned long long waited = 0;
-#endif
+  unsigned long long waited = 0;  // ns waited for stages to land (TRUNK_TRACE's)
   float acc[BOX_OWN][ROWS];
 #pragma unroll
   for (int o = 0; o < BOX_OWN; o++)
@@ -624,13 +621,7 @@ __device__ __forceinline__ void multiplyByColumns(int K, const bf16* bias, unsig
       xs[i] = untag(v[0], v[1]);
     }
     consumerSync();
-#ifdef TRUNK_TRACE
-    const unsigned long long t0 = nowNs();
-    mbarWait(full + 8 * slot, parity);
-    waited += nowNs() - t0;
-#else
-    mbarWait(full + 8 * slot, parity);
-#endif
+    waitLanded(full + 8 * slot, parity, waited);
     const char* stage = ring + (size_t)slot * STAGE_BYTES;
 #pragma unroll
     for (int o = 0; o < BOX_OWN; o++) {
@@ -809,10 +800,12 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       if (threadIdx.x == 0) countDone(count + HEADS_DONE);
       TRACE(l, 6);
     }
+#if O_CHUNK_COLS || DOWN_CHUNK_COLS
 #ifdef TRUNK_TRACE
     long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
 #else
     long long* landedWait = nullptr;
+#endif
 #endif
 #if O_CHUNK_COLS
     // o of the attention's output, a KV head at a time as each is merged (once this block's attention
