@@ -245,6 +245,8 @@ async function measure(p: Point): Promise<Record<string, unknown>> {
     prefill_plus_first_token_s: +t1.toFixed(4),
     total_s: +tN.toFixed(4),
     decode_tokens_per_s: Math.round(decodeTps),
+    // a decode step's time at full precision (the tokens/s above are rounded): what paired runs compare
+    decode_step_ms: +(((tN - t1) / (newTokens - 1)) * 1000).toFixed(4),
     end_to_end_tokens_per_s: Math.round((batch * newTokens) / tN),
     weight_bytes: params * item,
     avg_kv_bytes_per_seq_step: kvPerToken * (promptLen + newTokens / 2),

@@ -100,7 +100,9 @@ for job in "$@"; do
           env "${vars[@]}" node "$dev/engine-decode.mjs" --suite --no-reference --suite-points "${SWEEP_POINTS:-0.6b:1,4b:1}"
           [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep "\"rows\":1,"
         done; } > "$log" 2>&1
-      grep -E '^## |^\| [04]|layer|rror' "$log" | cut -c1-260 ;;
+      # each point's decode step at full precision (its JSON line's decode_step_ms) beside the tables' rounded tokens/s
+      sed -n -E -e '/^\{/{s/.*"shape":"([^"]*)".*"batch":([0-9]+).*"decode_step_ms":([0-9.]+).*/# \1 batch \2: a decode step of \3 ms/p;d;}' \
+        -e '/^## |^\| [04]|layer|rror/p' "$log" | cut -c1-260 ;;
     profile)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       read -r -a pargs <<< "${PROFILE_ARGS:---layers 36 --hidden 2560 --heads 32 --kv-heads 8 --head-dim 128 --intermediate 9728 --batch 1 --prompt-len 512 --new-tokens 16 --repeats 1}"
