@@ -22,7 +22,7 @@
 //           wait polls the item's q/k/v words, norms and rotates its query heads and, in the split
 //           that holds the newest token, writes that token's key and value to the cache; the last
 //           split of a head to arrive merges the splits (their arrivals fenced: the partial sums are
-//           plain floats) and writes the head's words; each head merged counts;
+//           plain floats) and writes the head's words; each head merged counts (for o by rows);
 //   o       a KV head's columns at a time (multiplyByColumns): each block stages a head's output as
 //           soon as that head is merged (polling its words, no count) and multiplies it by the ring
 //           stage that holds those columns of all its rows, while later heads are still attended;
@@ -234,6 +234,13 @@ __device__ __forceinline__ void bulkCopy(unsigned dst, const void* src, unsigned
       : "memory");
 }
 
+// o's and down's chunks of columns (multiplyByColumns; COLUMNS), 0 for that matmul by rows
+#ifndef O_CHUNK_COLS
+#define O_CHUNK_COLS 0
+#endif
+#ifndef DOWN_CHUNK_COLS
+#define DOWN_CHUNK_COLS 0
+#endif
 #ifdef COLUMNS
 // the box of `map` at column x, row y to shared memory dst, completing on barrier bar
 __device__ __forceinline__ void tensorCopy(unsigned dst, const TensorMap* map, int x, int y, unsigned bar,
@@ -598,13 +605,11 @@ __device__ __forceinline__ void multiply(const Matmul& m, const bf16* bias, unsi
 // 256), and the warp sums once at the end: the outputs are multiply's bits. To `plain`, or else as
 // words of `tag` to `tagged`.
 template <int COLS>
-__device__ __forceinline__ void multiplyByColumns(int K, const bf16* bias, unsigned* tagged, bf16* plain, unsigned tag,
-                                                  const unsigned* words, uint4* xs, const char* ring, unsigned full,
-                                                  unsigned empty, unsigned& k, long long* landedWait) {
+__device__ __forceinline__ void multiplyByColumns(const Matmul& m, const bf16* bias, unsigned* tagged, bf16* plain,
+                                                  unsigned tag, const unsigned* words, uint4* xs, const char* ring,
+                                                  unsigned full, unsigned empty, unsigned& k, long long* landedWait) {
   constexpr int CH = COLS / 8;  // a chunk's uint4 a row
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, chunks = K / 8;
-  const int r0 = (int)((long long)HIDDEN * blockIdx.x / gridDim.x);
-  const int rows = (int)((long long)HIDDEN * (blockIdx.x + 1) / gridDim.x) - r0;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, K = m.K, chunks = K / 8, r0 = m.r0, rows = m.r1 - m.r0;
   unsigned long long waited = 0;  // ns waited for stages to land (TRUNK_TRACE's)
   float acc[BOX_OWN][ROWS];
 #pragma unroll
@@ -797,7 +802,9 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
         putTagged(io.attnWords + qh * HEAD_DIM + d, v, tag);
       }
       attentionSync();
-      if (threadIdx.x == 0) countDone(count + HEADS_DONE);
+#if !O_CHUNK_COLS
+      if (threadIdx.x == 0) countDone(count + HEADS_DONE);  // o by rows waits for every head's
+#endif
       TRACE(l, 6);
     }
 #if O_CHUNK_COLS || DOWN_CHUNK_COLS
@@ -813,8 +820,8 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     consumerSync();
     TRACE(l, 7);
     TRACE(l, 8);
-    multiplyByColumns<O_CHUNK_COLS>(HQ * HEAD_DIM, L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full, empty,
-                                    k, landedWait);
+    multiplyByColumns<O_CHUNK_COLS>(matmulOf(L, 1), L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full,
+                                    empty, k, landedWait);
     consumerSync();  // before xs is written again
     if (threadIdx.x == 0) countDone(count + O_DONE);
     TRACE(l, 9);
@@ -830,15 +837,16 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     consumersWait(count + O_DONE, G);
     stageNormed(xs, io.o, nullptr, res, false, L.postNorm, l == LAYERS - 1 && blockIdx.x == 0 ? io.resMlp : nullptr,
                 tag, eps, partial);
-    rowsPhase(2, io.gateUp, nullptr, GATE_UP_DONE, 11);
+    // (down by columns polls gate/up's words, no count)
+    rowsPhase(2, io.gateUp, nullptr, DOWN_CHUNK_COLS ? -1 : GATE_UP_DONE, 11);
     // down of silu(gate) * up: the last layer's plain, the trunk's output
     TRACE(l, 13);
 #if DOWN_CHUNK_COLS
     // by columns, each chunk of silu(gate) * up as soon as the blocks that write it are done
     TRACE(l, 14);
     if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-    multiplyByColumns<DOWN_CHUNK_COLS>(INTER, L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag, io.gateUp, xs,
-                                       ring, full, empty, k, landedWait);
+    multiplyByColumns<DOWN_CHUNK_COLS>(matmulOf(L, 3), L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag,
+                                       io.gateUp, xs, ring, full, empty, k, landedWait);
     consumerSync();  // before xs is written again
     if (threadIdx.x == 0) countDone(count + DOWN_DONE);
     TRACE(l, 15);
