@@ -74,8 +74,8 @@
 // H200, where the hand-offs weigh more, has not measured it. o by KV head (section 24) shortened the
 // 4B batch-1 step by 54-96 us (1.6-2.9%) in each of seven pairs on H100s, 82.5 -> 80.7 us a layer
 // traced: gate/up's staging waited 8.4 -> 3.5 us, as o's outputs come out as the last head lands; down
-// by columns then by 63-64 us more (1.9%) against down by rows run before and after it (section 25,
-// one H100, the one such measurement).
+// by columns then by 55 us more (1.7%) on the mean of six comparisons with down by rows, shorter in five
+// (sections 25-26, two H100s): both together 4.2% on three rounds' means (3.229 ms against 3.371).
 #include "handles.h"
 
 #ifdef AGENT_R1_CUDA
