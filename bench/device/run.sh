@@ -28,11 +28,20 @@
 #   e2e     5 steps of `agent-r1 train` on gsm8k_tool with a random Qwen3-0.6B-shaped model
 #           (E2E_ARGS adds config overrides, e.g. actor_rollout_ref.rollout.async_scheduling=false;
 #           E2E_NODE_FLAGS node's own, e.g. --trace-gc, which NODE_OPTIONS does not take; E2E_STEPS, E2E_TAG)
+# REQUIRE_GPU=H200 runs no job, and exits 3, unless the card's name holds that text: the device tool may
+# lend an H100 to a call that asked for an H200, and an issue's figures may be owed on one card alone
 set -uo pipefail
 root=$(pwd)
 dev="$root/.devexp/native"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+if [ -n "${REQUIRE_GPU:-}" ]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  case "$gpu" in
+    *"$REQUIRE_GPU"*) ;;
+    *) echo "# REQUIRE_GPU=$REQUIRE_GPU, and this card is ${gpu:-none}: no job run"; exit 3 ;;
+  esac
+fi
 export AGENT_R1_NATIVE="$root/native/build/Release/agent_r1_native.node"
 export AGENT_R1_PYTHON=python3
 # configs: the configurations of a ';'-separated list ($1, as SWEEP_ENVS), each a space-separated list of
