@@ -712,19 +712,20 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     const TrunkLayer& L = layers.l[l];
     const unsigned tag = l + 1;
     uint4* res = io.res + (size_t)blockIdx.x * ROWS * (HIDDEN / 8);
-    // matmul t of the layer, its input staged in xs (trace event e - 1 before): its rows multiplied
-    // into `tagged` (or `plain`), the block counted done with phase `done` (none when < 0); trace
-    // events e, e + 1 once staged, done
     int* count = io.counters + l * PHASES;
-    const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int done, int e) {
-      TRACE(l, e);
 #ifdef TRUNK_TRACE
-      long long* events = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS;
-      long long* landedWait = events + 19;
+    // the layer's events: the consumers' ns waited for stages to land (19) and idle at the matmuls' ends (20)
+    long long* events = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS;
+    long long* landedWait = events + 19;
 #else
-      long long* landedWait = nullptr;
+    long long* landedWait = nullptr;
 #endif
-      multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait);
+    // a matmul of the layer, its input staged in xs or polled chunk by chunk (trace event e - 1
+    // before): `multiplied` runs the consumers' share of it, then the block counts done with phase
+    // `done` (none when < 0); trace events e, e + 1 once staged, done
+    const auto phase = [&](int e, int done, const auto& multiplied) {
+      TRACE(l, e);
+      multiplied();
 #ifdef TRUNK_TRACE
       const unsigned long long finished = nowNs();
 #endif
@@ -735,10 +736,14 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       if (done >= 0 && threadIdx.x == 0) countDone(count + done);
       TRACE(l, e + 1);
     };
+    // matmul t by rows into `tagged` (or `plain`)
+    const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int done, int e) {
+      phase(e, done,
+            [&] { multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait); });
+    };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
-    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19] = 0;
-    if (threadIdx.x == 0) io.trace[((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 20] = 0;
+    if (threadIdx.x == 0) events[19] = events[20] = 0;
 #endif
     // q/k/v of rms_norm(x + residual): the embeddings alone at layer 0
     TRACE(l, 1);
@@ -807,24 +812,15 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #endif
       TRACE(l, 6);
     }
-#if O_CHUNK_COLS || DOWN_CHUNK_COLS
-#ifdef TRUNK_TRACE
-    long long* landedWait = io.trace + ((size_t)blockIdx.x * LAYERS + l) * TRACE_EVENTS + 19;
-#else
-    long long* landedWait = nullptr;
-#endif
-#endif
 #if O_CHUNK_COLS
     // o of the attention's output, a KV head at a time as each is merged (once this block's attention
     // warps are done with xs)
     consumerSync();
     TRACE(l, 7);
-    TRACE(l, 8);
-    multiplyByColumns<O_CHUNK_COLS>(matmulOf(L, 1), L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full,
-                                    empty, k, landedWait);
-    consumerSync();  // before xs is written again
-    if (threadIdx.x == 0) countDone(count + O_DONE);
-    TRACE(l, 9);
+    phase(8, O_DONE, [&] {
+      multiplyByColumns<O_CHUNK_COLS>(matmulOf(L, 1), L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full,
+                                      empty, k, landedWait);
+    });
 #else
     // o of the attention's output, once every head is merged
     consumersWait(count + HEADS_DONE, ROWS * HKV);
@@ -843,13 +839,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     TRACE(l, 13);
 #if DOWN_CHUNK_COLS
     // by columns, each chunk of silu(gate) * up as soon as the blocks that write it are done
-    TRACE(l, 14);
-    if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-    multiplyByColumns<DOWN_CHUNK_COLS>(matmulOf(L, 3), L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag,
-                                       io.gateUp, xs, ring, full, empty, k, landedWait);
-    consumerSync();  // before xs is written again
-    if (threadIdx.x == 0) countDone(count + DOWN_DONE);
-    TRACE(l, 15);
+    phase(14, DOWN_DONE, [&] {
+      if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
+      multiplyByColumns<DOWN_CHUNK_COLS>(matmulOf(L, 3), L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag,
+                                         io.gateUp, xs, ring, full, empty, k, landedWait);
+    });
 #else
     consumersWait(count + GATE_UP_DONE, G);
     stageTagged(xs, io.gateUp, INTER / 8, tag);
