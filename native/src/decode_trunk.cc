@@ -720,12 +720,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
 #else
     long long* landedWait = nullptr;
 #endif
-    // a matmul of the layer, its input staged in xs or polled chunk by chunk (trace event e - 1
-    // before): `multiplied` runs the consumers' share of it, then the block counts done with phase
-    // `done` (none when < 0); trace events e, e + 1 once staged, done
-    const auto phase = [&](int e, int done, const auto& multiplied) {
-      TRACE(l, e);
-      multiplied();
+    // the end of a matmul of the layer (its input staged in xs or polled chunk by chunk; trace event e
+    // when it began): once the consumers have done their share, the block counts done with phase
+    // `done` (none when < 0); trace event e + 1. (Not a helper taking the matmul as a generic lambda:
+    // NVRTC takes a generic lambda's operator() for host code and refuses to compile it.)
+    const auto phaseEnd = [&](int e, int done) {
 #ifdef TRUNK_TRACE
       const unsigned long long finished = nowNs();
 #endif
@@ -736,10 +735,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
       if (done >= 0 && threadIdx.x == 0) countDone(count + done);
       TRACE(l, e + 1);
     };
-    // matmul t by rows into `tagged` (or `plain`)
+    // matmul t by rows into `tagged` (or `plain`), trace events e, e + 1
     const auto rowsPhase = [&](int t, unsigned* tagged, bf16* plain, int done, int e) {
-      phase(e, done,
-            [&] { multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait); });
+      TRACE(l, e);
+      multiply(matmulOf(L, t), L.bias[t], tagged, tag, plain, xs, ring, full, empty, k, landedWait);
+      phaseEnd(e, done);
     };
     TRACE(l, 0);
 #ifdef TRUNK_TRACE
@@ -817,10 +817,10 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     // warps are done with xs)
     consumerSync();
     TRACE(l, 7);
-    phase(8, O_DONE, [&] {
-      multiplyByColumns<O_CHUNK_COLS>(matmulOf(L, 1), L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full,
-                                      empty, k, landedWait);
-    });
+    TRACE(l, 8);
+    multiplyByColumns<O_CHUNK_COLS>(matmulOf(L, 1), L.bias[1], io.o, nullptr, tag, io.attnWords, xs, ring, full,
+                                    empty, k, landedWait);
+    phaseEnd(8, O_DONE);
 #else
     // o of the attention's output, once every head is merged
     consumersWait(count + HEADS_DONE, ROWS * HKV);
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(CONSUMER_THREADS + 32, 1)
     TRACE(l, 13);
 #if DOWN_CHUNK_COLS
     // by columns, each chunk of silu(gate) * up as soon as the blocks that write it are done
-    phase(14, DOWN_DONE, [&] {
-      if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
-      multiplyByColumns<DOWN_CHUNK_COLS>(matmulOf(L, 3), L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag,
-                                         io.gateUp, xs, ring, full, empty, k, landedWait);
-    });
+    TRACE(l, 14);
+    if (l == LAYERS - 1) depLaunchNext();  // the final norm may start its launch
+    multiplyByColumns<DOWN_CHUNK_COLS>(matmulOf(L, 3), L.bias[3], io.mlp, l == LAYERS - 1 ? io.down : nullptr, tag,
+                                       io.gateUp, xs, ring, full, empty, k, landedWait);
+    phaseEnd(14, DOWN_DONE);
 #else
     consumersWait(count + GATE_UP_DONE, G);
     stageTagged(xs, io.gateUp, INTER / 8, tag);
