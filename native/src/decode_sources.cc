@@ -87,20 +87,21 @@ __device__ __forceinline__ void rmsInverses(const float (&ss)[4], float (&inv)[4
 //   2  rms_norm(r) * normW with r = x + residual (or x when residual is null), as add_rms_norm rounds
 //      it; with writeRes, r also goes to resOut (the next residual). partial: shared [4][8] floats.
 // Plain loads of x and residual: the trunk reads what other blocks wrote earlier in its launch. A
-// thread loads BATCH of its entries before it uses any: global reads the copy engine's weight stream
+// thread loads LOADS of its entries before it uses any: global reads the copy engine's weight stream
 // queues behind take a microsecond or more each, and the compiler does not hoist the next entry's
 // loads above the last entry's shared store by itself (it cannot tell the two apart), so one entry
-// at a time costs a round trip an entry (BATCH 1: gemv_rows', whose registers are its occupancy).
-template <int BATCH, typename Sync>
+// at a time costs a round trip an entry (LOADS 1: gemv_rows', whose registers are its occupancy). Not
+// named BATCH: that is gemv_rows' macro, which AGENT_R1_GEMV_BATCH sets with -D for the whole source.
+template <int LOADS, typename Sync>
 __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint4* residual, const uint4* normW,
                                            uint4* resOut, bool writeRes, int M, int chunks, int mode, float eps,
                                            int tid, int threads, float (*partial)[8], Sync sync) {
   const int warps = threads >> 5, total = M * chunks;
   if (mode == 1) {
-    for (int base = tid; base < total; base += BATCH * threads) {
-      uint4 g[BATCH], u[BATCH];
+    for (int base = tid; base < total; base += LOADS * threads) {
+      uint4 g[LOADS], u[LOADS];
 #pragma unroll
-      for (int j = 0; j < BATCH; j++) {
+      for (int j = 0; j < LOADS; j++) {
         const int i = base + j * threads, m = i / chunks, c = i - m * chunks;
         if (i < total) {
           g[j] = x[(size_t)m * 2 * chunks + c];
@@ -108,15 +109,15 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
         }
       }
 #pragma unroll
-      for (int j = 0; j < BATCH; j++)
+      for (int j = 0; j < LOADS; j++)
         if (base + j * threads < total) xs[base + j * threads] = siluMul8(g[j], u[j]);
     }
   } else if (mode == 2) {
     float ss[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int base = tid; base < total; base += BATCH * threads) {
-      uint4 r[BATCH], b[BATCH];
+    for (int base = tid; base < total; base += LOADS * threads) {
+      uint4 r[LOADS], b[LOADS];
 #pragma unroll
-      for (int j = 0; j < BATCH; j++) {
+      for (int j = 0; j < LOADS; j++) {
         const int i = base + j * threads;
         if (i < total) {
           r[j] = x[i];
@@ -124,7 +125,7 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
         }
       }
 #pragma unroll
-      for (int j = 0; j < BATCH; j++) {
+      for (int j = 0; j < LOADS; j++) {
         const int i = base + j * threads;
         if (i >= total) continue;
         uint4 v = r[j];
@@ -139,28 +140,28 @@ __device__ __forceinline__ void stageInput(uint4* xs, const uint4* x, const uint
     float inv[4];
     rmsInverses(ss, inv, partial, tid, warps, chunks * 8, eps, sync);
     // each thread rewrites the entries it staged
-    for (int base = tid; base < total; base += BATCH * threads) {
-      uint4 g[BATCH];
+    for (int base = tid; base < total; base += LOADS * threads) {
+      uint4 g[LOADS];
 #pragma unroll
-      for (int j = 0; j < BATCH; j++) {
+      for (int j = 0; j < LOADS; j++) {
         const int i = base + j * threads;
         if (i < total) g[j] = normW[i % chunks];
       }
 #pragma unroll
-      for (int j = 0; j < BATCH; j++) {
+      for (int j = 0; j < LOADS; j++) {
         const int i = base + j * threads, m = i / chunks;
         if (i >= total) continue;
         xs[i] = normPairs(xs[i], g[j], m == 0 ? inv[0] : m == 1 ? inv[1] : m == 2 ? inv[2] : inv[3]);
       }
     }
   } else {
-    for (int base = tid; base < total; base += BATCH * threads) {
-      uint4 v[BATCH];
+    for (int base = tid; base < total; base += LOADS * threads) {
+      uint4 v[LOADS];
 #pragma unroll
-      for (int j = 0; j < BATCH; j++)
+      for (int j = 0; j < LOADS; j++)
         if (base + j * threads < total) v[j] = x[base + j * threads];
 #pragma unroll
-      for (int j = 0; j < BATCH; j++)
+      for (int j = 0; j < LOADS; j++)
         if (base + j * threads < total) xs[base + j * threads] = v[j];
     }
   }
