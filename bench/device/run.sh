@@ -109,8 +109,9 @@ for job in "$@"; do
           env "${vars[@]}" node "$dev/engine-decode.mjs" --suite --no-reference --suite-points "${SWEEP_POINTS:-0.6b:1,4b:1}"
           [ "${SWEEP_GEMV:-}" = 1 ] && env "${vars[@]}" node "$dev/decode-gemv.mjs" | grep "\"rows\":1,"
         done; } > "$log" 2>&1
-      # each point's decode step at full precision (its JSON line's decode_step_ms) beside the tables' rounded tokens/s
-      sed -n -E -e '/^\{/{s/.*"shape":"([^"]*)".*"batch":([0-9]+).*"decode_step_ms":([0-9.]+).*/# \1 batch \2: a decode step of \3 ms/p;d;}' \
+      # each point's decode step at full precision (its own JSON line's decode_step_ms, not the suite line's
+      # copy) beside the tables' rounded tokens/s
+      sed -n -E -e '/^\{/{/^\{"bench":"engine-decode",/s/.*"shape":"([^"]*)".*"batch":([0-9]+).*"decode_step_ms":([0-9.]+).*/# \1 batch \2: a decode step of \3 ms/p;d;}' \
         -e '/^## |^\| [04]|layer|rror/p' "$log" | cut -c1-260 ;;
     profile)
       ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
