@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 # NVRTC compiles the kernels only on the GPU machine: refuse to pack sources it would refuse there
-.venv/bin/python bench/device/nvrtc-check.py
+.venv/bin/python scripts/nvrtc_check.py
 out=.devexp/native
 rm -rf .devexp && mkdir -p "$out" && git rev-parse --short HEAD > .devexp/commit
 # ESM bundles of CommonJS packages call require() for Node's builtins: give them one.

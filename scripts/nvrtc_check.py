@@ -1,28 +1,28 @@
-"""Compiles the addon's NVRTC kernel programs here, without a GPU, before device time is spent on them.
+"""Compiles the addon's NVRTC kernel programs here, without a GPU.
 
 The addon compiles its CUDA kernels at run time with NVRTC, so a source that NVRTC refuses builds
-fine with node-gyp and fails only on the GPU machine, at the first launch (b59c907's trunk did: a
-generic lambda, which nvcc -ptx takes and NVRTC does not). This script pulls each program's
+fine with node-gyp and fails only on a GPU machine, at its first launch (b59c907's trunk did: a
+generic lambda, which nvcc takes and NVRTC does not). This script pulls each program's
 R"CUDA(...)CUDA" strings out of native/src, joins them as the .cc files do (kept in step by hand:
-the `PROGRAMS` table below names each .cc function it mirrors), and compiles each with pip's
-libnvrtc for CUDA 13 (the device machine's), sm_90, under the define sets that reach every branch:
-rows 1 to 4, traced or not, o and down by columns or by rows, the 4B and 0.6B shapes.
+`programs` names each .cc function it mirrors), and compiles each with pip's NVRTC for CUDA 13 (the
+GPU machine's; nvidia-cuda-nvrtc in requirements-dev.txt) for sm_90, under define sets that reach
+every branch: rows 1 to 4, traced or not, o and down by columns or by rows, the 4B and 0.6B shapes,
+each gemv BATCH, head dims 64 to 256.
 
-  .venv/bin/python bench/device/nvrtc-check.py      (bench/device/bundle.sh runs it first)
+  .venv/bin/python scripts/nvrtc_check.py     (test/engine/nvrtc-sources.test.ts; bench/device/bundle.sh)
 
-It installs nvidia-cuda-nvrtc 13.0 into the running Python when it is missing. Exit 1 names each
-program and define set that failed, with NVRTC's log.
+Exit 1 names each program and define set that failed, with NVRTC's log.
 """
 
 import ctypes
-import importlib.util
 import itertools
 import os
 import re
-import subprocess
+import site
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "native", "src")
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "native", "src")
 ARCH = "sm_90"  # the H100's and H200's; the trunk needs 9.0 and up
 
 
@@ -36,26 +36,14 @@ def raw_string(file: str, name: str) -> str:
 
 
 def nvrtc_library() -> ctypes.CDLL:
-    if importlib.util.find_spec("nvidia") is None or not os.path.isdir(_lib_dir()):
-        print("nvrtc-check: installing nvidia-cuda-nvrtc 13.0 (NVRTC for CUDA 13, the device machine's)")
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "nvidia-cuda-nvrtc==13.0.*"],
-            check=True,
-        )
-    lib = _lib_dir()
+    lib = next(
+        (d for d in (os.path.join(b, "nvidia", "cu13", "lib") for b in site.getsitepackages()) if os.path.isdir(d)), None
+    )
+    if lib is None:
+        sys.exit(f"nvrtc-check: pip's nvidia-cuda-nvrtc 13.0 is not in {sys.executable}'s packages: run bash scripts/setup.sh")
     # NVRTC opens its builtins library by name at compile time: load it first so that name resolves
     ctypes.CDLL(os.path.join(lib, "libnvrtc-builtins.so.13.0"), mode=ctypes.RTLD_GLOBAL)
     return ctypes.CDLL(os.path.join(lib, "libnvrtc.so.13"))
-
-
-def _lib_dir() -> str:
-    import site
-
-    for base in site.getsitepackages():
-        d = os.path.join(base, "nvidia", "cu13", "lib")
-        if os.path.isdir(d):
-            return d
-    return ""
 
 
 def compile_program(nvrtc: ctypes.CDLL, name: str, source: str, defines: dict) -> str:
@@ -114,23 +102,39 @@ def programs():
     yield "decode_trunk", trunk, sets
 
 
+_nvrtc = None
+
+
+def _compile(job: tuple) -> str:
+    """A worker's compilation of (program, source, defines): NVRTC loaded once a worker."""
+    global _nvrtc
+    _nvrtc = _nvrtc or nvrtc_library()
+    return compile_program(_nvrtc, *job)
+
+
+def check_all() -> list:
+    """Each program's name, define sets and failures ({defines, log}), compiled on every core."""
+    nvrtc_library()  # says what is missing before any worker starts
+    listed = list(programs())
+    jobs = [(name, source, d) for name, source, sets in listed for d in sets]
+    with ProcessPoolExecutor(os.cpu_count()) as pool:
+        logs = iter(pool.map(_compile, jobs))
+        return [
+            {"name": name, "sets": len(sets), "failures": [{"defines": d, "log": log} for d in sets if (log := next(logs))]}
+            for name, _, sets in listed
+        ]
+
+
 def main() -> int:
-    nvrtc = nvrtc_library()
     failed = 0
-    for name, source, define_sets in programs():
-        failures = [d for d in define_sets if report(name, d, compile_program(nvrtc, name, source, d))]
-        failed += len(failures)
-        print(f"nvrtc-check: {name}: {len(define_sets) - len(failures)} of {len(define_sets)} define sets compile")
+    for p in check_all():
+        for f in p["failures"]:
+            print(f"nvrtc-check: {p['name']} does not compile for {ARCH} with {f['defines']}:\n{f['log'][:3000]}")
+        failed += len(p["failures"])
+        print(f"nvrtc-check: {p['name']}: {p['sets'] - len(p['failures'])} of {p['sets']} define sets compile")
     if failed:
-        print(f"nvrtc-check: {failed} compilations failed: fix them before spending device time")
+        print(f"nvrtc-check: {failed} compilations failed: fix them before the kernels reach a GPU")
     return 1 if failed else 0
-
-
-def report(name: str, defines: dict, log: str) -> bool:
-    """Prints a failed compilation's log; whether it failed."""
-    if log:
-        print(f"nvrtc-check: {name} does not compile for {ARCH} with {defines}:\n{log[:3000]}")
-    return bool(log)
 
 
 if __name__ == "__main__":
