@@ -31,7 +31,7 @@ def raw_string(file: str, name: str) -> str:
     text = open(os.path.join(SRC, file)).read()
     m = re.search(re.escape(name) + r'\s*=\s*R"CUDA\(', text)
     if not m:
-        sys.exit(f"nvrtc-check: no R\"CUDA( string named {name} in native/src/{file}: update PROGRAMS here")
+        sys.exit(f"nvrtc-check: no R\"CUDA( string named {name} in native/src/{file}: update programs() in scripts/nvrtc_check.py")
     return text[m.end() : text.index(')CUDA"', m.end())]
 
 

@@ -3,11 +3,14 @@
 // no GPU needed) under the define sets that reach its branches. Without this, a source NVRTC refuses
 // (b59c907's trunk: a generic lambda that nvcc takes) is found only at a GPU machine's first launch.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runPython } from '../helpers/python.js';
 
 const SCRIPTS = fileURLToPath(new URL('../../scripts/', import.meta.url));
+const NATIVE = fileURLToPath(new URL('../../native/src/', import.meta.url));
 const PRELUDE = `import json, sys\nsys.path.insert(0, ${JSON.stringify(SCRIPTS)})\nimport nvrtc_check as check\n`;
 
 type Program = { name: string; sets: number; failures: { defines: Record<string, number>; log: string }[] };
@@ -55,4 +58,19 @@ print(json.dumps({
   assert.equal(logs.plain, '');
   assert.equal(logs.template, '');
   assert.match(logs['template, BATCH=8'], /error: expected a "," or ">"/);
+});
+
+test('the check covers every NVRTC program: the addon compiles kernels at six call sites, which its programs mirror', () => {
+  // a new nvrtc::kernel call (a new program, or a new source for one) belongs in programs() of scripts/nvrtc_check.py
+  const sites = Object.fromEntries(
+    readdirSync(NATIVE)
+      .filter((f) => f.endsWith('.cc'))
+      .map((f) => [f, readFileSync(join(NATIVE, f), 'utf8').split('nvrtc::kernel(').length - 1])
+      .filter(([, n]) => n),
+  );
+  assert.deepEqual(
+    sites,
+    { 'decode_trunk.cc': 1, 'fused_decode.cc': 3, 'paged_attention.cc': 2 },
+    'nvrtc::kernel calls changed: cover the new program in programs() of scripts/nvrtc_check.py, then update this count',
+  );
 });
