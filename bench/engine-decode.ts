@@ -325,13 +325,16 @@ if (a.suite) {
     r.reference = x;
     const tps = r.decode_tokens_per_s as number;
     const graph = x ? (x.graph_tokens_per_s as number) : undefined;
-    if (graph) r.ratio_vs_graph_reference = +(tps / graph).toFixed(3);
-    // a failed point's row says why (its first line), not undefined and NaN
+    // a failed point has no ratios, and its row says why (the error's first line), not undefined and NaN
     const failed = r.error === undefined ? undefined : `failed: ${String(r.error).split('\n')[0].slice(0, 160)}`;
-    if (!failed) r.fraction_of_roofline = +(tps / (r.roofline_tokens_per_s as number)).toFixed(3);
+    if (!failed) {
+      if (graph) r.ratio_vs_graph_reference = +(tps / graph).toFixed(3);
+      r.fraction_of_roofline = +(tps / (r.roofline_tokens_per_s as number)).toFixed(3);
+    }
+    const vsGraph = r.ratio_vs_graph_reference === undefined ? '-' : `${r.ratio_vs_graph_reference}x`;
     const ofRoofline = failed ? '-' : `${(100 * (r.fraction_of_roofline as number)).toFixed(0)}%`;
     rows.push(
-      `| ${r.shape} | ${r.batch} | ${failed ?? tps} | ${x?.eager_tokens_per_s ?? '-'} | ${graph ?? '-'} | ${failed ? '-' : r.roofline_tokens_per_s} | ${graph && !failed ? `${r.ratio_vs_graph_reference}x` : '-'} | ${ofRoofline} |`,
+      `| ${r.shape} | ${r.batch} | ${failed ?? tps} | ${x?.eager_tokens_per_s ?? '-'} | ${graph ?? '-'} | ${failed ? '-' : r.roofline_tokens_per_s} | ${vsGraph} | ${ofRoofline} |`,
     );
   });
   console.log(JSON.stringify({ bench: 'engine-decode-suite', copy_bytes_per_s: Math.round(bw), points: ours }));
