@@ -86,12 +86,12 @@ def programs():
     ]
     # decode_trunk.cc trunkKernel, at layouts near layoutFor's and columnsFor's on a 132-SM card
     trunk = helpers + math + rope + paged + raw_string("decode_trunk.cc", "kTrunk")
-    shapes = {
-        "4b": dict(attention(128, 4), HIDDEN=2560, HQ=32, HKV=8, INTER=9728, LAYERS=36, STAGE_BYTES=19456, RING_STAGES=8),
-        "0.6b": dict(attention(128, 2), HIDDEN=1024, HQ=16, HKV=8, INTER=3072, LAYERS=28, STAGE_BYTES=16384, RING_STAGES=9),
-    }
+    shapes = [  # 4B, 0.6B
+        dict(attention(128, 4), HIDDEN=2560, HQ=32, HKV=8, INTER=9728, LAYERS=36, STAGE_BYTES=19456, RING_STAGES=8),
+        dict(attention(128, 2), HIDDEN=1024, HQ=16, HKV=8, INTER=3072, LAYERS=28, STAGE_BYTES=16384, RING_STAGES=9),
+    ]
     sets = []
-    for (shape, d), n, traced, columns in itertools.product(shapes.items(), (1, 2, 3, 4), (False, True), (False, True)):
+    for d, n, traced, columns in itertools.product(shapes, (1, 2, 3, 4), (False, True), (False, True)):
         s = dict(d, ROWS=n, XS_BYTES=-(-n * d["INTER"] * 2 // 128) * 128, CONSUMERS=11)
         if traced:
             s["TRUNK_TRACE"] = 1
