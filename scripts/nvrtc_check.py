@@ -97,7 +97,7 @@ def programs():
             s["TRUNK_TRACE"] = 1
         if columns:
             box_rows = -(-d["HIDDEN"] // 132)
-            s.update(COLUMNS=1, BOX_ROWS=box_rows, BOX_COLS=256, O_CHUNK_COLS=d["GROUP"] * 128, DOWN_CHUNK_COLS=256)
+            s.update(COLUMNS=1, BOX_ROWS=box_rows, BOX_COLS=256, O_CHUNK_COLS=d["GROUP"] * d["HEAD_DIM"], DOWN_CHUNK_COLS=256)
         sets.append(s)
     yield "decode_trunk", trunk, sets
 
